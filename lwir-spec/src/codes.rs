@@ -1,0 +1,983 @@
+//! The one table of finding codes.
+//!
+//! Every code has exactly one row here: its code, the kebab-case name of the *problem*, the
+//! validator that reports it, its default severity, and its documentation with the same
+//! headings every time (*What it does · Why it matters · Example · Fix safety*). `lwirc
+//! explain CODE` prints that documentation and `docs/codes.md` is generated from it, so the
+//! tool and the docs cannot drift. Codes are stable and never reused: a retired code keeps
+//! its row with status `Removed`.
+
+use crate::finding::Severity;
+
+/// The validator (or stage) that reports a code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Validator {
+    /// The spanned I-JSON reader.
+    Document,
+    /// Meta-schema and JSON Schema subset checks.
+    Shape,
+    /// Capability (tool) references and arguments.
+    Capability,
+    /// Model slot references and requirements.
+    Model,
+    /// Step graph and bounds.
+    Graph,
+    /// The validation pipeline itself.
+    Pipeline,
+}
+
+impl Validator {
+    /// Its name as shown in docs and SARIF rule properties.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Validator::Document => "document",
+            Validator::Shape => "shape",
+            Validator::Capability => "capability",
+            Validator::Model => "model",
+            Validator::Graph => "graph",
+            Validator::Pipeline => "pipeline",
+        }
+    }
+}
+
+/// Whether a code is in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Reported by the current validators.
+    Stable,
+    /// Retired; kept so that the code is never reused.
+    Removed,
+}
+
+macro_rules! code_table {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $code:literal, $name:literal, $validator:ident, $severity:ident, $status:ident;
+    )*) => {
+        /// A stable finding code. The doc of each variant is what `lwirc explain` prints.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in table order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The code, such as `LW301`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $code,)* }
+            }
+
+            /// The kebab-case name of the problem, such as `unknown-tool`.
+            pub const fn name(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// The validator that reports it.
+            pub const fn validator(self) -> Validator {
+                match self { $(Code::$variant => Validator::$validator,)* }
+            }
+
+            /// Its default severity.
+            pub const fn severity(self) -> Severity {
+                match self { $(Code::$variant => Severity::$severity,)* }
+            }
+
+            /// Whether it is in use.
+            pub const fn status(self) -> Status {
+                match self { $(Code::$variant => Status::$status,)* }
+            }
+
+            fn raw_docs(self) -> &'static [&'static str] {
+                match self { $(Code::$variant => &[$($doc),*],)* }
+            }
+        }
+    };
+}
+
+impl Code {
+    /// Looks a code up by its code (`LW301`, any case) or its name (`unknown-tool`).
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str().eq_ignore_ascii_case(text) || c.name() == text)
+    }
+
+    /// Its documentation as Markdown, the same text `lwirc explain` prints.
+    pub fn docs(self) -> String {
+        let mut out = String::new();
+        for line in self.raw_docs() {
+            out.push_str(line.strip_prefix(' ').unwrap_or(line));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The first sentence of its documentation.
+    pub fn summary(self) -> &'static str {
+        self.raw_docs()
+            .first()
+            .map(|l| l.trim())
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+code_table! {
+    /// The file is not well-formed JSON.
+    ///
+    /// ## What it does
+    /// Reports where the bytes stop being JSON (RFC 8259): a missing comma or bracket, a
+    /// trailing comma, a comment, a single-quoted string, an unescaped control character in a
+    /// string, a byte order mark, or text after the document.
+    ///
+    /// ## Why it matters
+    /// Nothing can be checked or hashed in a document that does not parse, and lenient
+    /// readers disagree about what malformed JSON means.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "lwir": "1", "steps": [], }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "lwir": "1", "steps": [] }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: only the author knows what was meant.
+    JsonSyntax = "LW001", "json-syntax-error", Document, Error, Stable;
+
+    /// An object has the same key twice.
+    ///
+    /// ## What it does
+    /// Reports every repeated key of an object, pointing at the repeat and at the first
+    /// occurrence.
+    ///
+    /// ## Why it matters
+    /// I-JSON (RFC 7493) forbids duplicate keys because parsers disagree on which value
+    /// wins: many keep the last silently, so a reviewer and the runtime may read different
+    /// workflows from the same bytes.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "id": "fetch2" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: which of the two values was meant is unknown.
+    DuplicateKey = "LW002", "duplicate-key", Document, Error, Stable;
+
+    /// A string contains a `\u` escape of half a surrogate pair.
+    ///
+    /// ## What it does
+    /// Reports a `\uD800`–`\uDFFF` escape that is not part of a high/low surrogate pair.
+    ///
+    /// ## Why it matters
+    /// A lone surrogate is not a Unicode character: it cannot be written as UTF-8, and
+    /// I-JSON forbids it. Tools replace it differently, which changes hashes.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "description": "broken \ud83d emoji" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "description": "whole \ud83d\ude00 emoji" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    LoneSurrogate = "LW003", "lone-surrogate", Document, Error, Stable;
+
+    /// The file contains bytes that are not valid UTF-8.
+    ///
+    /// ## What it does
+    /// Reports each run of bytes inside a string that does not decode as UTF-8.
+    ///
+    /// ## Why it matters
+    /// JSON exchanged between systems must be UTF-8 (RFC 8259 §8.1); invalid bytes are
+    /// replaced differently by different tools, so the document has no single meaning.
+    ///
+    /// ## Example
+    /// Bad: a string holding the Latin-1 byte `0xE9` instead of the UTF-8 `é` (`0xC3 0xA9`).
+    ///
+    /// Good: save the file as UTF-8.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    InvalidUtf8 = "LW004", "invalid-utf8", Document, Error, Stable;
+
+    /// An integer is outside the range every JSON reader represents exactly.
+    ///
+    /// ## What it does
+    /// Reports integers outside ±(2^53 − 1), the I-JSON interoperable range.
+    ///
+    /// ## Why it matters
+    /// Beyond 2^53 many readers (JavaScript, and any that go through a double) round the
+    /// value silently, so a limit or an id would change between tools.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "init": 9007199254740993 }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "init": "9007199254740993" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    IntegerOutOfRange = "LW005", "integer-out-of-range", Document, Error, Stable;
+
+    /// A number is too large to be represented at all.
+    ///
+    /// ## What it does
+    /// Reports numbers whose magnitude overflows an IEEE 754 double, such as `1e400`.
+    ///
+    /// ## Why it matters
+    /// Such a number becomes infinity or an error depending on the reader; JSON has no
+    /// infinity, so the value cannot be canonicalised or hashed.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "init": 1e400 }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "init": 1e300 }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    NumberOutOfRange = "LW006", "number-out-of-range", Document, Error, Stable;
+
+    /// Arrays and objects are nested deeper than the reader allows.
+    ///
+    /// ## What it does
+    /// Reports the first array or object opened beyond 128 levels of nesting, and stops
+    /// reading there.
+    ///
+    /// ## Why it matters
+    /// No workflow needs that depth, and unbounded nesting exhausts the stack of recursive
+    /// readers; the limit keeps every tool on the path safe.
+    ///
+    /// ## Example
+    /// Bad: `[[[[ … ]]]]` nested 129 deep.
+    ///
+    /// Good: flatten the structure.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    NestingTooDeep = "LW007", "nesting-too-deep", Document, Error, Stable;
+
+    /// A required field is missing.
+    ///
+    /// ## What it does
+    /// Reports an object of the draft (or the definition) that lacks a field its meta-schema
+    /// requires, such as `tool` on a `tool.call` step or `max_iterations` on a `loop`.
+    ///
+    /// ## Why it matters
+    /// Without the field the step has no defined behaviour.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "args": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: the value is the author's choice.
+    MissingField = "LW101", "missing-required-field", Shape, Error, Stable;
+
+    /// An object has a field its meta-schema does not define.
+    ///
+    /// ## What it does
+    /// Reports fields that LWIR does not know in the document, a step of that kind, a
+    /// `requires` block, a case or the definition. Keys starting with `x-` are extensions
+    /// and are allowed anywhere.
+    ///
+    /// ## Why it matters
+    /// Documents are closed so that a typo (`agrs`) is not silently ignored: a field that
+    /// nothing reads is a field whose intent is lost.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "tool": "github.list_issues", "agrs": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Renaming to a known field one edit away, that the object does not have yet, is
+    /// machine-applicable; a rename further away is maybe-incorrect.
+    UnknownField = "LW102", "unknown-field", Shape, Error, Stable;
+
+    /// A field has the wrong JSON type.
+    ///
+    /// ## What it does
+    /// Reports a value whose JSON type differs from what the meta-schema requires, such as
+    /// a number for `id` or an object for `after`.
+    ///
+    /// ## Why it matters
+    /// The field cannot mean what it says; readers would have to guess a conversion.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "wait", "kind": "loop", "max_iterations": "10", "until": "${ true }", "steps": [] }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "wait", "kind": "loop", "max_iterations": 10, "until": "${ true }", "steps": [] }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    WrongType = "LW103", "wrong-type", Shape, Error, Stable;
+
+    /// A step has a `kind` LWIR does not define.
+    ///
+    /// ## What it does
+    /// Reports a step `kind` other than `tool.call`, `model.call`, `code.run`, `map`,
+    /// `reduce`, `branch` and `loop`.
+    ///
+    /// ## Why it matters
+    /// The runtime has no semantics for it; nothing else about the step can be checked.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.cal", "tool": "github.list_issues", "args": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "fetch", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing with the one kind one edit away is machine-applicable; a further one is
+    /// maybe-incorrect.
+    UnknownStepKind = "LW104", "unknown-step-kind", Shape, Error, Stable;
+
+    /// An identifier does not have the form LWIR requires.
+    ///
+    /// ## What it does
+    /// Reports step ids and bound variable names (`as`, `acc`) that do not match
+    /// `[a-z_][a-z0-9_]*`.
+    ///
+    /// ## Why it matters
+    /// Ids are used in expressions (`steps.<id>.output`); other characters would not parse
+    /// or would read as operators.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "List-Issues", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "list_issues", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: expressions may refer to the id.
+    InvalidIdentifier = "LW105", "invalid-identifier", Shape, Error, Stable;
+
+    /// A field has a value outside what the meta-schema allows.
+    ///
+    /// ## What it does
+    /// Reports values of the right type that break another rule of the meta-schema: a
+    /// `language` that is not `python`, `javascript` or `bash`, an unknown quality tier,
+    /// a non-positive limit, an empty list where one item is required.
+    ///
+    /// ## Why it matters
+    /// The value has no defined meaning for the runtime.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "sum", "kind": "code.run", "language": "ruby", "body": "…", "output": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "sum", "kind": "code.run", "language": "python", "body": "…", "output": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    InvalidValue = "LW106", "invalid-value", Shape, Error, Stable;
+
+    /// A JSON Schema uses a keyword outside the supported subset.
+    ///
+    /// ## What it does
+    /// Reports keywords such as `if`/`then`/`else`, `not`, `dependentSchemas`,
+    /// `patternProperties`, `$dynamicRef` or `unevaluatedProperties` in any schema of the
+    /// draft or the definition, at the keyword.
+    ///
+    /// ## Why it matters
+    /// lwirc decides producer→consumer compatibility and types expressions from schemas;
+    /// it does that exactly for the subset (type, properties, required,
+    /// additionalProperties, items, prefixItems, enum, const, anyOf, oneOf, allOf, min/max*,
+    /// *Length, *Items, pattern, `$defs` with local `$ref`, annotations) and not beyond it.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "type": "object", "not": { "required": ["x"] } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "type": "object", "properties": { "x": false } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    UnsupportedSchemaKeyword = "LW107", "unsupported-schema-keyword", Shape, Error, Stable;
+
+    /// A `$ref` is not a local reference into `$defs`.
+    ///
+    /// ## What it does
+    /// Reports `$ref` values other than `#/$defs/<name>` (or `#` for the schema's root):
+    /// remote URLs, file paths, anchors.
+    ///
+    /// ## Why it matters
+    /// A remote reference makes the meaning of a pinned workflow depend on something
+    /// outside it that can change after registration.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "$ref": "https://example.com/issue.json" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "$ref": "#/$defs/issue", "$defs": { "issue": { "type": "object" } } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    UnsupportedSchemaRef = "LW108", "unsupported-schema-ref", Shape, Error, Stable;
+
+    /// A local `$ref` names a definition that does not exist.
+    ///
+    /// ## What it does
+    /// Reports `#/$defs/<name>` references whose `<name>` is not in the schema's `$defs`.
+    ///
+    /// ## Why it matters
+    /// The schema cannot be evaluated; validators would reject every value or accept any.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "$ref": "#/$defs/isue", "$defs": { "issue": { "type": "object" } } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "$ref": "#/$defs/issue", "$defs": { "issue": { "type": "object" } } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing with the one definition name one edit away is machine-applicable.
+    DanglingSchemaRef = "LW109", "dangling-schema-ref", Shape, Error, Stable;
+
+    /// The document declares an LWIR version this lwirc does not implement.
+    ///
+    /// ## What it does
+    /// Reports a top-level `lwir` other than `"1"`.
+    ///
+    /// ## Why it matters
+    /// Another version may give the same fields other meanings.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "lwir": "2", "workflow": "issue-triage", "steps": [] }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "lwir": "1", "workflow": "issue-triage", "steps": [] }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing the version with `"1"` is maybe-incorrect: the draft may rely on the other
+    /// version's meaning.
+    UnsupportedLwirVersion = "LW110", "unsupported-lwir-version", Shape, Error, Stable;
+
+    /// A JSON Schema keyword has a malformed value.
+    ///
+    /// ## What it does
+    /// Reports supported keywords whose value is not what JSON Schema allows: an unknown
+    /// `type` name, a `required` that is not a list of strings, a negative `minLength`, a
+    /// `pattern` that is not a valid regular expression, a `properties` that is not an
+    /// object of schemas.
+    ///
+    /// ## Why it matters
+    /// Schema validators disagree about malformed schemas; most ignore the keyword, so the
+    /// intended constraint silently disappears.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "type": "strng" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "type": "string" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing an unknown type name with the one type name one edit away is
+    /// machine-applicable.
+    InvalidSchema = "LW111", "invalid-schema", Shape, Error, Stable;
+
+    /// A step references a tool that is not in the definition's allowlist.
+    ///
+    /// ## What it does
+    /// Reports a `tool.call` `tool`, or an entry of a `model.call`'s `tools`, that names no
+    /// tool of the definition's `tools`.
+    ///
+    /// ## Why it matters
+    /// The allowlist is the whole set of capabilities a workflow may use; anything else is
+    /// either a typo or an attempt to reach beyond what was granted.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "issues", "kind": "tool.call", "tool": "github.list_isues", "args": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "issues", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing with the only allowlisted tool one edit away is machine-applicable; the
+    /// closest tool further away is offered as maybe-incorrect.
+    UnknownTool = "LW301", "unknown-tool", Capability, Error, Stable;
+
+    /// A `tool.call` omits an argument the tool requires.
+    ///
+    /// ## What it does
+    /// Reports each property in the tool's input schema `required` list that `args` lacks.
+    ///
+    /// ## Why it matters
+    /// The call would fail at run time, after earlier steps have already spent money and
+    /// made changes.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "issues", "kind": "tool.call", "tool": "github.list_issues", "args": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "issues", "kind": "tool.call", "tool": "github.list_issues",
+    ///   "args": { "repo": "${ input.repo }" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: the value is the author's choice.
+    MissingToolArgument = "LW302", "missing-tool-argument", Capability, Error, Stable;
+
+    /// A `tool.call` passes an argument the tool does not accept.
+    ///
+    /// ## What it does
+    /// Reports `args` properties that the tool's input schema forbids with
+    /// `additionalProperties: false`.
+    ///
+    /// ## Why it matters
+    /// The tool would reject the call, or ignore what the planner thought it configured.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "tool": "github.list_issues", "args": { "repo": "a/b", "stat": "open" } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "tool": "github.list_issues", "args": { "repo": "a/b", "state": "open" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Renaming to the only accepted argument one edit away, not given yet, is
+    /// machine-applicable.
+    UnknownToolArgument = "LW303", "unknown-tool-argument", Capability, Error, Stable;
+
+    /// A literal tool argument does not fit the tool's input schema.
+    ///
+    /// ## What it does
+    /// Validates each literal (non-expression) argument against its property schema in the
+    /// tool's input: wrong type, value outside `enum`, out of range, too long. Arguments
+    /// given as expressions or templates are checked by the expression validator.
+    ///
+    /// ## Why it matters
+    /// The call would be rejected at run time.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "tool": "github.list_issues", "args": { "repo": "a/b", "state": "opened" } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "tool": "github.list_issues", "args": { "repo": "a/b", "state": "open" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    ToolArgumentMismatch = "LW304", "tool-argument-mismatch", Capability, Error, Stable;
+
+    /// A `model.call` names a model slot the definition does not have.
+    ///
+    /// ## What it does
+    /// Reports a `model` that is not a key of the definition's `models`.
+    ///
+    /// ## Why it matters
+    /// Slots are how a definition grants models; the draft cannot pick a model by itself.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "write", "kind": "model.call", "model": "deeep", "prompt": "…", "output": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "write", "kind": "model.call", "model": "deep", "prompt": "…", "output": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing with the only slot one edit away is machine-applicable.
+    UnknownModelSlot = "LW401", "unknown-model-slot", Model, Error, Stable;
+
+    /// A model slot's quality tier is below what the step requires.
+    ///
+    /// ## What it does
+    /// Compares `requires.quality` with the slot's `quality` in the order
+    /// `basic < standard < high < frontier`.
+    ///
+    /// ## Why it matters
+    /// The step was planned for a stronger model; a weaker one fails in ways validation
+    /// cannot see.
+    ///
+    /// ## Example
+    /// Bad: slot `fast` is `standard`, the step requires `high`.
+    /// ```json
+    /// { "model": "fast", "requires": { "quality": "high" } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "model": "deep", "requires": { "quality": "high" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Switching to the one slot that meets every requirement is maybe-incorrect: it
+    /// changes cost.
+    ModelQualityTooLow = "LW402", "model-quality-too-low", Model, Error, Stable;
+
+    /// A model slot lacks a capability the step requires.
+    ///
+    /// ## What it does
+    /// Reports each entry of `requires.capabilities` that the slot's `capabilities` lacks.
+    ///
+    /// ## Why it matters
+    /// A model without `json_output` cannot be trusted to produce the step's output schema.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "model": "fast", "requires": { "capabilities": ["tool_use"] } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "model": "deep", "requires": { "capabilities": ["tool_use"] } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Switching to the one slot that meets every requirement is maybe-incorrect.
+    ModelCapabilityMissing = "LW403", "model-capability-missing", Model, Error, Stable;
+
+    /// A model slot's context window is smaller than the step requires.
+    ///
+    /// ## What it does
+    /// Compares `requires.context_tokens` with the slot's `context_tokens`.
+    ///
+    /// ## Why it matters
+    /// The prompt would be truncated or rejected at run time.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "model": "fast", "requires": { "context_tokens": 100000 } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "model": "deep", "requires": { "context_tokens": 100000 } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Switching to the one slot that meets every requirement is maybe-incorrect.
+    ModelContextTooSmall = "LW404", "model-context-too-small", Model, Error, Stable;
+
+    /// A `model.call` passes `tools` to a slot without `tool_use`.
+    ///
+    /// ## What it does
+    /// Reports a `model.call` with a non-empty `tools` list whose slot does not have the
+    /// `tool_use` capability.
+    ///
+    /// ## Why it matters
+    /// The model cannot call the tools; the step silently does less than planned.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "model": "fast", "tools": ["github.add_label"] }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "model": "deep", "tools": ["github.add_label"] }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Switching to the one slot that meets every requirement is maybe-incorrect.
+    ModelToolsWithoutToolUse = "LW405", "model-tools-without-tool-use", Model, Error, Stable;
+
+    /// Two steps have the same id.
+    ///
+    /// ## What it does
+    /// Reports every step whose `id` was already used by another step anywhere in the
+    /// document, nested steps included, with the first use as related place.
+    ///
+    /// ## Why it matters
+    /// `steps.<id>` references and `after` lists would be ambiguous.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// [ { "id": "fetch", "kind": "tool.call" }, { "id": "fetch", "kind": "model.call" } ]
+    /// ```
+    /// Good:
+    /// ```json
+    /// [ { "id": "fetch", "kind": "tool.call" }, { "id": "summarise", "kind": "model.call" } ]
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: references may mean either step.
+    DuplicateStepId = "LW601", "duplicate-step-id", Graph, Error, Stable;
+
+    /// An `after` entry names no step.
+    ///
+    /// ## What it does
+    /// Reports ids in `after` that no step of the document has.
+    ///
+    /// ## Why it matters
+    /// The ordering the planner intended does not exist; the step could run too early.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "id": "write", "kind": "model.call", "after": ["tally2"] }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "id": "write", "kind": "model.call", "after": ["tally"] }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing with the only step id one edit away is machine-applicable.
+    DanglingAfter = "LW602", "dangling-after", Graph, Error, Stable;
+
+    /// Steps depend on each other in a cycle.
+    ///
+    /// ## What it does
+    /// Finds cycles in the dependency graph and reports each once, with the full path
+    /// (`a → b → a`) and every edge as a related place.
+    ///
+    /// ## Why it matters
+    /// No step of a cycle can ever start: the workflow would deadlock.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// [ { "id": "a", "after": ["b"] }, { "id": "b", "after": ["a"] } ]
+    /// ```
+    /// Good:
+    /// ```json
+    /// [ { "id": "a" }, { "id": "b", "after": ["a"] } ]
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: which edge is wrong is a design decision.
+    DependencyCycle = "LW603", "dependency-cycle", Graph, Error, Stable;
+
+    /// The draft names a different workflow than the definition.
+    ///
+    /// ## What it does
+    /// Compares the draft's `workflow` with the definition's `name`.
+    ///
+    /// ## Why it matters
+    /// A draft compiled for one workflow must not be registered under another's tools,
+    /// models and limits.
+    ///
+    /// ## Example
+    /// Bad: `"workflow": "issue-triag"` against a definition named `issue-triage`.
+    ///
+    /// Good: `"workflow": "issue-triage"`.
+    ///
+    /// ## Fix safety
+    /// Replacing with the definition's name is maybe-incorrect: the wrong definition may
+    /// have been passed.
+    WorkflowNameMismatch = "LW604", "workflow-name-mismatch", Graph, Error, Stable;
+
+    /// The draft has more steps than the definition allows.
+    ///
+    /// ## What it does
+    /// Counts every step, nested ones included, against `limits.max_steps`.
+    ///
+    /// ## Why it matters
+    /// Limits bound the cost and blast radius of a run; a planner must stay inside them.
+    ///
+    /// ## Example
+    /// Bad: 201 steps with `"max_steps": 200`.
+    ///
+    /// Good: 200 steps or fewer, using `map` for repeated work.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    TooManySteps = "LW605", "too-many-steps", Graph, Error, Stable;
+
+    /// A `map` runs more items at once than the definition allows.
+    ///
+    /// ## What it does
+    /// Compares a `map` step's `max_parallel` with `limits.max_parallel`.
+    ///
+    /// ## Why it matters
+    /// Parallelism is bounded to protect the tools and rate limits the workflow uses.
+    ///
+    /// ## Example
+    /// Bad: `"max_parallel": 64` with `"max_parallel": 16` in the limits.
+    ///
+    /// Good: `"max_parallel": 16`.
+    ///
+    /// ## Fix safety
+    /// Lowering `max_parallel` to the limit is machine-applicable: it changes how fast the
+    /// map runs, not what it computes.
+    ParallelismOverLimit = "LW606", "parallelism-over-limit", Graph, Error, Stable;
+
+    /// A `loop` may iterate more often than the definition allows.
+    ///
+    /// ## What it does
+    /// Compares a `loop` step's `max_iterations` with `limits.max_loop_iterations`.
+    ///
+    /// ## Why it matters
+    /// Every loop must be bounded so that a run terminates and its cost can be bounded
+    /// before it starts.
+    ///
+    /// ## Example
+    /// Bad: `"max_iterations": 1000` with `"max_loop_iterations": 100`.
+    ///
+    /// Good: `"max_iterations": 100`.
+    ///
+    /// ## Fix safety
+    /// Lowering it to the limit is maybe-incorrect: the loop may then stop before `until`
+    /// holds.
+    LoopIterationsOverLimit = "LW607", "loop-iterations-over-limit", Graph, Error, Stable;
+
+    /// A `code.run` body is larger than allowed.
+    ///
+    /// ## What it does
+    /// Reports a `body` longer than 65 536 bytes of UTF-8.
+    ///
+    /// ## Why it matters
+    /// Steps are meant to be small and reviewable; a large body hides behaviour from the
+    /// people who approve a workflow and bloats every registered version.
+    ///
+    /// ## Example
+    /// Bad: a 200 KB inlined library in `body`.
+    ///
+    /// Good: a short function; larger logic belongs in a tool.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    CodeBodyTooLarge = "LW608", "code-body-too-large", Graph, Error, Stable;
+
+    /// The draft was validated without a definition.
+    ///
+    /// ## What it does
+    /// Reported once when `lwirc validate` runs without `-d/--definition`: the checks that
+    /// need the definition (tools, model slots, workflow name, limits) were skipped.
+    ///
+    /// ## Why it matters
+    /// A draft that passes without its definition may still reference tools it is not
+    /// allowed to use; only a validation against the definition can be registered.
+    ///
+    /// ## Example
+    /// Bad: `lwirc validate draft.json`
+    ///
+    /// Good: `lwirc validate draft.json -d workflow.json`
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft.
+    DefinitionNotProvided = "LW901", "definition-not-provided", Pipeline, Warning, Stable;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for &c in Code::ALL {
+            assert!(codes.insert(c.as_str()), "{c} twice");
+            assert!(names.insert(c.name()), "{} twice", c.name());
+            let s = c.as_str();
+            assert!(s.len() == 5 && s.starts_with("LW") && s[2..].bytes().all(|b| b.is_ascii_digit()));
+            assert!(c.name().bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented_under_the_same_headings() {
+        for &c in Code::ALL {
+            let docs = c.docs();
+            for heading in ["## What it does", "## Why it matters", "## Example", "## Fix safety"] {
+                assert!(docs.contains(heading), "{c} lacks `{heading}`");
+            }
+            assert!(docs.contains("Bad") && docs.contains("Good"), "{c} lacks a bad/good example");
+            assert!(!c.summary().is_empty());
+        }
+    }
+
+    #[test]
+    fn parses_codes_and_names() {
+        assert_eq!(Code::parse("lw301"), Some(Code::UnknownTool));
+        assert_eq!(Code::parse("unknown-tool"), Some(Code::UnknownTool));
+        assert_eq!(Code::parse("LW999"), None);
+    }
+}

@@ -1,0 +1,1 @@
+//! Fixture corpus for lwirc; the tests live under `tests/`.

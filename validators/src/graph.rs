@@ -1,0 +1,250 @@
+//! Graph and bounds: unique step ids, `after` entries that resolve, no dependency cycles,
+//! the workflow name, and the limits of the definition (step count, parallelism, loop
+//! iterations) and of LWIR itself (`code.run` body size).
+
+use std::collections::HashMap;
+
+use lwir_spec::document::Node;
+use lwir_spec::ir::{Limits, MAX_CODE_BODY_BYTES, Step, StepKind};
+use lwir_spec::suggest::suggest;
+use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
+
+use crate::{Context, head};
+
+/// A step with an id, as a node of the dependency graph.
+struct Vertex<'d> {
+    id: &'d str,
+    /// The `id` value's span and pointer, where duplicate findings point.
+    id_span: Span,
+    id_at: String,
+    /// `after` entries: target id, pointer and span of the entry.
+    after: Vec<(&'d str, String, Span)>,
+}
+
+pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let mut vertices: Vec<Vertex<'_>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut count = 0usize;
+    let mut first_over: Option<(String, Span)> = None;
+    let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
+
+    cx.draft.walk(&mut |step| {
+        count += 1;
+        if let Some(limits) = limits
+            && count as u64 == limits.max_steps + 1
+        {
+            first_over = Some((step.pointer.clone(), head(step.node.span)));
+        }
+        bounds(step, limits, out);
+        let Some(id_node) = step.field("id") else { return };
+        let Some(id) = id_node.as_str() else { return };
+        let id_at = step.pointer_to("id");
+        if let Some(&first) = index.get(id) {
+            let first: &Vertex<'_> = &vertices[first];
+            out.push(
+                Finding::new(Code::DuplicateStepId, id_at, id_node.span, format!("step id `{id}` is used twice"))
+                    .with_help("step ids must be unique in the whole document, nested steps included")
+                    .with_related(first.id_at.clone(), first.id_span, "first used here"),
+            );
+            return;
+        }
+        let after = step
+            .field("after")
+            .and_then(Node::as_array)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((n.as_str()?, pointer::join_index(&step.pointer_to("after"), i), n.span)))
+            .collect();
+        index.insert(id, vertices.len());
+        vertices.push(Vertex { id, id_span: id_node.span, id_at, after });
+    });
+
+    dangling_after(&vertices, &index, out);
+    cycles(&vertices, &index, out);
+
+    if let Some((_, def)) = &cx.definition {
+        workflow_name(cx, def.name(), out);
+        if let (Some(limits), Some((at, span))) = (limits, first_over) {
+            let steps = cx.draft.root.member("steps");
+            out.push(
+                Finding::new(
+                    Code::TooManySteps,
+                    "/steps",
+                    steps.map_or(span, |m| m.key_span),
+                    format!("the draft has {count} steps; the definition allows at most {}", limits.max_steps),
+                )
+                .with_help("nested steps count too; use `map` for work repeated per item")
+                .with_related(at, span, format!("step {} is over the limit", limits.max_steps + 1)),
+            );
+        }
+    }
+}
+
+fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
+    match step.kind {
+        Some(StepKind::CodeRun) => {
+            if let Some(body) = step.field("body")
+                && let Some(text) = body.as_str()
+                && text.len() > MAX_CODE_BODY_BYTES
+            {
+                out.push(
+                    Finding::new(
+                        Code::CodeBodyTooLarge,
+                        step.pointer_to("body"),
+                        head(body.span),
+                        format!("`code.run` body is {} bytes; the limit is {MAX_CODE_BODY_BYTES}", text.len()),
+                    )
+                    .with_help("keep bodies small and reviewable; larger logic belongs in a tool"),
+                );
+            }
+        }
+        Some(StepKind::Map) => {
+            let (Some(limits), Some(node)) = (limits, step.field("max_parallel")) else { return };
+            if let Some(n) = node.as_i64()
+                && n > 0
+                && n as u64 > limits.max_parallel
+            {
+                let at = step.pointer_to("max_parallel");
+                out.push(
+                    Finding::new(
+                        Code::ParallelismOverLimit,
+                        at.clone(),
+                        node.span,
+                        format!("`max_parallel` is {n}; the definition allows at most {}", limits.max_parallel),
+                    )
+                    .with_fix(Fix::replace(Applicability::MachineApplicable, at, limits.max_parallel)),
+                );
+            }
+        }
+        Some(StepKind::Loop) => {
+            let (Some(limits), Some(node)) = (limits, step.field("max_iterations")) else { return };
+            if let Some(n) = node.as_i64()
+                && n > 0
+                && n as u64 > limits.max_loop_iterations
+            {
+                let at = step.pointer_to("max_iterations");
+                out.push(
+                    Finding::new(
+                        Code::LoopIterationsOverLimit,
+                        at.clone(),
+                        node.span,
+                        format!(
+                            "`max_iterations` is {n}; the definition allows at most {}",
+                            limits.max_loop_iterations
+                        ),
+                    )
+                    .with_help("the loop may then stop before `until` holds; check that the bound still suffices")
+                    .with_fix(Fix::replace(Applicability::MaybeIncorrect, at, limits.max_loop_iterations)),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+fn dangling_after(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<Finding>) {
+    for v in vertices {
+        for (target, at, span) in &v.after {
+            if index.contains_key(target) {
+                continue;
+            }
+            let mut finding = Finding::new(
+                Code::DanglingAfter,
+                at.clone(),
+                *span,
+                format!("`after` names `{target}`, which is not a step"),
+            );
+            let ids = vertices.iter().map(|v| v.id).filter(|id| *id != v.id);
+            finding = match suggest(target, ids) {
+                Some((candidate, applicability)) => finding
+                    .with_help(format!("did you mean `{candidate}`?"))
+                    .with_fix(Fix::replace(applicability, at.clone(), candidate)),
+                None => finding.with_help("remove it, or name the step that must finish first"),
+            };
+            out.push(finding);
+        }
+    }
+}
+
+/// Reports each cycle of `after` edges once, with its path, by an iterative depth-first
+/// search (drafts can be deep and large; recursion would not be safe).
+fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<Finding>) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark = vec![Mark::New; vertices.len()];
+    let mut in_reported_cycle = vec![false; vertices.len()];
+    for root in 0..vertices.len() {
+        if mark[root] != Mark::New {
+            continue;
+        }
+        // (vertex, next edge to follow)
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        mark[root] = Mark::Open;
+        while let Some(&mut (v, ref mut edge)) = stack.last_mut() {
+            let Some((target, _, _)) = vertices[v].after.get(*edge) else {
+                mark[v] = Mark::Done;
+                stack.pop();
+                continue;
+            };
+            *edge += 1;
+            let Some(&w) = index.get(target) else { continue };
+            match mark[w] {
+                Mark::New => {
+                    mark[w] = Mark::Open;
+                    stack.push((w, 0));
+                }
+                Mark::Open if !in_reported_cycle[w] => {
+                    let start = stack.iter().position(|&(u, _)| u == w).unwrap_or(0);
+                    // Each vertex on the path with the edge it follows to the next.
+                    let path: Vec<(usize, usize)> = stack[start..].iter().map(|&(u, e)| (u, e - 1)).collect();
+                    for &(u, _) in &path {
+                        in_reported_cycle[u] = true;
+                    }
+                    out.push(cycle_finding(vertices, &path));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
+    let mut names: Vec<&str> = path.iter().map(|&(u, _)| vertices[u].id).collect();
+    names.push(vertices[path[0].0].id);
+    let (last, last_edge) = *path.last().unwrap_or(&path[0]);
+    let (_, at, span) = &vertices[last].after[last_edge];
+    let mut finding = Finding::new(
+        Code::DependencyCycle,
+        at.clone(),
+        *span,
+        format!("dependency cycle: {}", names.join(" → ")),
+    )
+    .with_help("no step of a cycle can ever start; remove one of these `after` entries");
+    for &(u, e) in &path[..path.len() - 1] {
+        let (target, at, span) = &vertices[u].after[e];
+        finding = finding.with_related(at.clone(), *span, format!("`{}` runs after `{target}`", vertices[u].id));
+    }
+    finding
+}
+
+fn workflow_name(cx: &Context<'_>, expected: Option<&str>, out: &mut Vec<Finding>) {
+    let (Some(expected), Some(node)) = (expected, cx.draft.workflow()) else { return };
+    let Some(name) = node.as_str() else { return };
+    if name != expected {
+        out.push(
+            Finding::new(
+                Code::WorkflowNameMismatch,
+                "/workflow",
+                node.span,
+                format!("the draft is for workflow `{name}`, but the definition is `{expected}`"),
+            )
+            .with_help("check that the right definition was passed with `-d`")
+            .with_fix(Fix::replace(Applicability::MaybeIncorrect, "/workflow", expected)),
+        );
+    }
+}

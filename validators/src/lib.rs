@@ -1,0 +1,75 @@
+//! The independent LWIR validators. Each module checks one concern over the typed views of
+//! `lwir-spec` and pushes every finding it sees; none stops at the first. [`validate`] runs
+//! them all and merges their findings in reading order.
+//!
+//! | module | checks |
+//! |---|---|
+//! | [`shape`] | the meta-schemas of both documents, the LWIR version, the JSON Schema subset |
+//! | `capability` | tool references and literal arguments |
+//! | `model` | model-slot references and requirements |
+//! | `graph` | ids, `after`, cycles, the workflow name and the bounds |
+
+use lwir_spec::finding::sort_findings;
+use lwir_spec::ir::{Definition, Draft};
+use lwir_spec::{Code, Finding, Span, SpannedDocument};
+
+mod capability;
+mod graph;
+mod literal;
+mod model;
+pub mod shape;
+mod subset;
+
+/// What the validators look at: the draft and, when given, the definition.
+pub(crate) struct Context<'d> {
+    pub(crate) draft_doc: &'d SpannedDocument,
+    pub(crate) draft: Draft<'d>,
+    pub(crate) definition: Option<(&'d SpannedDocument, Definition<'d>)>,
+}
+
+/// Runs every validator over `draft` (and `definition`, when given) and returns their
+/// findings sorted by position. Without a definition the checks that need one are skipped
+/// and one [`Code::DefinitionNotProvided`] warning says so.
+pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Vec<Finding> {
+    let cx = Context {
+        draft_doc: draft,
+        draft: Draft::new(draft.root()),
+        definition: definition.map(|d| (d, Definition::new(d.root()))),
+    };
+    let mut findings = Vec::new();
+    shape::check(&cx, &mut findings);
+    graph::check(&cx, &mut findings);
+    if cx.definition.is_some() {
+        capability::check(&cx, &mut findings);
+        model::check(&cx, &mut findings);
+    } else {
+        let root = draft.root().span;
+        findings.push(
+            Finding::new(
+                Code::DefinitionNotProvided,
+                "",
+                Span::new(root.start, root.start + 1),
+                "validated without a definition: tools, model slots, the workflow name and limits were not checked",
+            )
+            .with_help("pass the workflow definition with `-d workflow.json`"),
+        );
+    }
+    sort_findings(&mut findings);
+    findings
+}
+
+/// The first byte of a value: where a finding about a whole object or array points, so
+/// that it underlines `{` rather than a hundred lines.
+pub(crate) fn head(span: Span) -> Span {
+    Span::new(span.start, (span.start + 1).min(span.end))
+}
+
+/// `a`, `b` and `c` as "`a`, `b` or `c`".
+pub(crate) fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<String> = names.into_iter().map(|n| format!("`{n}`")).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}

@@ -1,0 +1,345 @@
+//! Shape: both documents against their meta-schemas (through the `jsonschema` crate, its
+//! errors mapped to codes, pointers and spans), the LWIR version, and the JSON Schema subset
+//! of every schema inside them.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use lwir_spec::document::Node;
+use lwir_spec::ir::{COMMON_STEP_FIELDS, LWIR_VERSION, StepKind};
+use lwir_spec::schemas::{LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
+use lwir_spec::suggest::suggest;
+use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
+
+use crate::{Context, head, one_of, subset};
+
+/// A meta-schema: its JSON (to look up the fields a location allows) and its validator.
+struct MetaSchema {
+    json: serde_json::Value,
+    validator: jsonschema::Validator,
+}
+
+fn meta(text: &'static str, cell: &'static OnceLock<MetaSchema>) -> &'static MetaSchema {
+    cell.get_or_init(|| {
+        // The meta-schemas are part of this crate; a unit test builds both.
+        let json: serde_json::Value = serde_json::from_str(text).expect("meta-schema is JSON");
+        let validator = jsonschema::draft202012::new(&json).expect("meta-schema compiles");
+        MetaSchema { json, validator }
+    })
+}
+
+fn lwir_meta() -> &'static MetaSchema {
+    static CELL: OnceLock<MetaSchema> = OnceLock::new();
+    meta(LWIR_META_SCHEMA, &CELL)
+}
+
+fn workflow_meta() -> &'static MetaSchema {
+    static CELL: OnceLock<MetaSchema> = OnceLock::new();
+    meta(WORKFLOW_META_SCHEMA, &CELL)
+}
+
+pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    // Steps whose kind is missing or unknown: their fields cannot be judged, so the
+    // meta-schema's complaints about them are noise after the kind finding.
+    let mut unjudged = HashSet::new();
+    cx.draft.walk(&mut |step| {
+        if step.kind.is_none() {
+            unjudged.insert(step.pointer.clone());
+        }
+    });
+    against_meta_schema(cx.draft_doc, lwir_meta(), Origin::Draft, &unjudged, out);
+    lwir_version(cx, out);
+    cx.draft.walk(&mut |step| {
+        if matches!(step.kind, Some(StepKind::ModelCall | StepKind::CodeRun))
+            && let Some(schema) = step.field("output")
+        {
+            subset::check(schema, step.pointer_to("output"), Origin::Draft, out);
+        }
+    });
+
+    if let Some((doc, def)) = &cx.definition {
+        against_meta_schema(doc, workflow_meta(), Origin::Definition, &HashSet::new(), out);
+        for key in ["input", "output"] {
+            if let Some(schema) = def.root.get(key) {
+                subset::check(schema, format!("/{key}"), Origin::Definition, out);
+            }
+        }
+        for tool in &def.tools {
+            for key in ["input", "output"] {
+                if let Some(schema) = tool.node.get(key) {
+                    subset::check(schema, pointer::join(&tool.pointer, key), Origin::Definition, out);
+                }
+            }
+        }
+    }
+}
+
+fn lwir_version(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let Some(node) = cx.draft.lwir() else { return };
+    let Some(version) = node.as_str() else { return };
+    if version != LWIR_VERSION {
+        out.push(
+            Finding::new(
+                Code::UnsupportedLwirVersion,
+                "/lwir",
+                node.span,
+                format!("LWIR version `{version}` is not supported"),
+            )
+            .with_help(format!("this lwirc implements LWIR `{LWIR_VERSION}`"))
+            .with_fix(Fix::replace(Applicability::MaybeIncorrect, "/lwir", LWIR_VERSION)),
+        );
+    }
+}
+
+fn against_meta_schema(
+    doc: &SpannedDocument,
+    meta: &MetaSchema,
+    origin: Origin,
+    unjudged: &HashSet<String>,
+    out: &mut Vec<Finding>,
+) {
+    let instance = doc.root().to_json();
+    for error in meta.validator.iter_errors(&instance) {
+        let at = error.instance_path().as_str().to_owned();
+        let Some(node) = doc.root().at(&at) else { continue };
+        let schema_path = error.schema_path().as_str();
+        let mut found = Vec::new();
+        match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                let what = match node.get("kind").and_then(Node::as_str).and_then(StepKind::parse) {
+                    Some(kind) if schema_path.contains("/then/") => format!("`{}` step", kind.as_str()),
+                    _ => describe(&at, origin),
+                };
+                found.push(Finding::new(
+                    Code::MissingField,
+                    at.clone(),
+                    head(node.span),
+                    format!("{what} is missing required field `{name}`"),
+                ));
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected }
+            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                if unjudged.contains(&at) {
+                    continue;
+                }
+                let known = known_fields(meta, schema_path, node);
+                for key in unexpected {
+                    found.push(unknown_field(doc, node, &at, key, &known, &describe(&at, origin)));
+                }
+            }
+            ValidationErrorKind::Type { kind } => {
+                let expected = match kind {
+                    TypeKind::Single(t) => format!("{t}"),
+                    TypeKind::Multiple(set) => {
+                        let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+                        names.join(" or ")
+                    }
+                };
+                found.push(Finding::new(
+                    Code::WrongType,
+                    at.clone(),
+                    node.span,
+                    format!("{} must be {}, found {}", describe(&at, origin), article(&expected), node.type_name()),
+                ));
+            }
+            ValidationErrorKind::Enum { options } => {
+                let options: Vec<&str> = options
+                    .as_array()
+                    .map(|o| o.iter().filter_map(|v| v.as_str()).collect())
+                    .unwrap_or_default();
+                found.push(not_one_of(&at, node, &options, origin));
+            }
+            ValidationErrorKind::Pattern { .. } => {
+                let text = node.as_str().unwrap_or_default();
+                found.push(
+                    Finding::new(
+                        Code::InvalidIdentifier,
+                        at.clone(),
+                        node.span,
+                        format!("`{text}` is not a valid {}", identifier_kind(&at, origin)),
+                    )
+                    .with_help(identifier_help(&at, origin)),
+                );
+            }
+            ValidationErrorKind::PropertyNames { error } => {
+                let name = error.instance().as_str().unwrap_or_default().to_owned();
+                let key_pointer = pointer::join(&at, &name);
+                let span = doc.key_span_of(&key_pointer).unwrap_or(node.span);
+                found.push(
+                    Finding::new(
+                        Code::InvalidIdentifier,
+                        key_pointer.clone(),
+                        span,
+                        format!("`{name}` is not a valid {}", identifier_kind(&key_pointer, origin)),
+                    )
+                    .with_help(identifier_help(&key_pointer, origin)),
+                );
+            }
+            kind => {
+                found.push(Finding::new(
+                    Code::InvalidValue,
+                    at.clone(),
+                    node.span,
+                    format!("{} {}", describe(&at, origin), limit_message(kind)),
+                ));
+            }
+        }
+        for f in found {
+            out.push(if origin == Origin::Definition { f.in_definition() } else { f });
+        }
+    }
+}
+
+/// The fields an object at a meta-schema location may have: the `properties` beside the
+/// failing `additionalProperties`/`unevaluatedProperties`, plus a step kind's own fields.
+fn known_fields(meta: &MetaSchema, schema_path: &str, node: &Node) -> Vec<String> {
+    let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
+    let mut known: Vec<String> = meta
+        .json
+        .pointer(&format!("{parent}/properties"))
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    if parent == "/$defs/step" {
+        known = COMMON_STEP_FIELDS.iter().map(|s| (*s).to_owned()).collect();
+        if let Some(kind) = node.get("kind").and_then(Node::as_str).and_then(StepKind::parse) {
+            known.extend(kind.fields().iter().map(|s| (*s).to_owned()));
+        }
+    }
+    known
+}
+
+fn unknown_field(
+    doc: &SpannedDocument,
+    node: &Node,
+    at: &str,
+    key: &str,
+    known: &[String],
+    what: &str,
+) -> Finding {
+    let key_pointer = pointer::join(at, key);
+    let span = doc.key_span_of(&key_pointer).unwrap_or(node.span);
+    let mut finding = Finding::new(
+        Code::UnknownField,
+        key_pointer.clone(),
+        span,
+        format!("unknown field `{key}` in {what}"),
+    );
+    let absent = known.iter().map(String::as_str).filter(|k| node.get(k).is_none());
+    match suggest(key, absent) {
+        Some((candidate, applicability)) => {
+            finding = finding
+                .with_help(format!("did you mean `{candidate}`?"))
+                .with_fix(Fix {
+                    applicability,
+                    patch: vec![PatchOp::Move {
+                        from: key_pointer,
+                        path: pointer::join(at, candidate),
+                    }],
+                });
+        }
+        None => {
+            let names = one_of(known.iter().map(String::as_str));
+            finding = finding.with_help(format!(
+                "known fields are {names}; extensions must start with `x-`"
+            ));
+        }
+    }
+    finding
+}
+
+fn not_one_of(at: &str, node: &Node, options: &[&str], origin: Origin) -> Finding {
+    let is_kind = at.ends_with("/kind") && origin == Origin::Draft;
+    let code = if is_kind { Code::UnknownStepKind } else { Code::InvalidValue };
+    let shown = match node.as_str() {
+        Some(s) => format!("`{s}`"),
+        None => node.type_name().to_owned(),
+    };
+    let what = if is_kind { "step kind".to_owned() } else { describe(at, origin) };
+    let mut finding = Finding::new(
+        code,
+        at.to_owned(),
+        node.span,
+        format!("{shown} is not a known {what}"),
+    );
+    let suggestion = node.as_str().and_then(|s| suggest(s, options.iter().copied()));
+    match suggestion {
+        Some((candidate, applicability)) => {
+            finding = finding
+                .with_help(format!("did you mean `{candidate}`?"))
+                .with_fix(Fix::replace(applicability, at, candidate));
+        }
+        None => finding = finding.with_help(format!("expected {}", one_of(options.iter().copied()))),
+    }
+    finding
+}
+
+fn limit_message(kind: &ValidationErrorKind) -> String {
+    match kind {
+        ValidationErrorKind::Minimum { limit } => format!("must be at least {limit}"),
+        ValidationErrorKind::Maximum { limit } => format!("must be at most {limit}"),
+        ValidationErrorKind::MinItems { limit: 1 } => "must not be empty".to_owned(),
+        ValidationErrorKind::MinItems { limit } => format!("must have at least {limit} items"),
+        ValidationErrorKind::MinLength { limit: 1 } => "must not be empty".to_owned(),
+        ValidationErrorKind::MinLength { limit } => format!("must be at least {limit} characters long"),
+        ValidationErrorKind::UniqueItems => "must not list the same item twice".to_owned(),
+        ValidationErrorKind::FalseSchema => "is not allowed here".to_owned(),
+        other => format!("breaks the `{}` rule of the meta-schema", other.keyword()),
+    }
+}
+
+/// A short description of what lives at `at`, for messages.
+fn describe(at: &str, origin: Origin) -> String {
+    let tokens = pointer::tokens(at).unwrap_or_default();
+    let last = tokens.last().map(String::as_str);
+    let in_steps = tokens.iter().any(|t| t == "steps" || t == "default");
+    match (origin, tokens.len(), last) {
+        (Origin::Draft, 0, _) => "the document".to_owned(),
+        (Origin::Definition, 0, _) => "the definition".to_owned(),
+        (_, _, Some(l)) if l.parse::<usize>().is_ok() && in_steps => "step".to_owned(),
+        (_, _, Some(l)) if l.parse::<usize>().is_ok() => format!("item {l} of `{}`", tokens[tokens.len() - 2]),
+        (_, _, Some(l)) => format!("`{l}`"),
+        _ => "value".to_owned(),
+    }
+}
+
+fn identifier_kind(at: &str, origin: Origin) -> &'static str {
+    match origin {
+        Origin::Definition if at.starts_with("/models/") => "model slot id",
+        Origin::Definition if at.starts_with("/tools/") => "tool id",
+        Origin::Definition => "workflow name",
+        Origin::Draft if at.ends_with("/id") => "step id",
+        Origin::Draft if at.contains("/after/") => "step id",
+        Origin::Draft => "variable name",
+    }
+}
+
+fn identifier_help(at: &str, origin: Origin) -> &'static str {
+    match origin {
+        Origin::Definition if at.starts_with("/tools/") => {
+            "tool ids use letters, digits, `_`, `.` and `-`, and do not start with `.` or `-`"
+        }
+        Origin::Definition if !at.starts_with("/models/") => {
+            "workflow names use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+        }
+        _ => "identifiers use lowercase letters, digits and `_`, and do not start with a digit",
+    }
+}
+
+fn article(what: &str) -> String {
+    match what.as_bytes().first() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => format!("an {what}"),
+        _ => format!("a {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn meta_schemas_compile() {
+        let _ = super::lwir_meta();
+        let _ = super::workflow_meta();
+    }
+}
