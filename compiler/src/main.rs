@@ -1,1 +1,51 @@
-fn main(){}
+//! The `lwirc` command line: parses arguments, calls the library, maps outcomes to exit
+//! codes. One file per subcommand under `commands/`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+
+/// lwirc — compile LWIR workflow drafts into validated, pinned workflow versions.
+///
+/// A planner (any model) drafts an LWIR document; lwirc decides whether it may ever run.
+/// Start with `lwirc validate draft.json -d workflow.json`; `lwirc explain CODE` tells what
+/// a finding means.
+#[derive(Parser)]
+#[command(name = "lwirc", version, about, long_about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Validate(commands::validate::Args),
+    Explain(commands::explain::Args),
+}
+
+/// Exit codes shared by every subcommand.
+pub(crate) mod exit {
+    /// Success: no errors.
+    pub(crate) const OK: u8 = 0;
+    /// The input has errors (findings of severity error).
+    pub(crate) const FINDINGS: u8 = 1;
+    /// Usage error or unreadable file.
+    pub(crate) const USAGE: u8 = 2;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Validate(args) => commands::validate::run(args),
+        Command::Explain(args) => commands::explain::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("lwirc: {error:#}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}

@@ -73,6 +73,11 @@ impl LineIndex {
         self.line_starts.partition_point(|&s| s <= offset) - 1
     }
 
+    /// How many lines there are (a file without a newline has one).
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
     /// Byte offset at which 0-based `line` starts.
     pub fn line_start(&self, line: usize) -> usize {
         self.line_starts[line]

@@ -109,7 +109,7 @@ fn against_meta_schema(
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
                 let what = match node.get("kind").and_then(Node::as_str).and_then(StepKind::parse) {
-                    Some(kind) if schema_path.contains("/then/") => format!("`{}` step", kind.as_str()),
+                    Some(kind) if kind.fields().contains(&name) => format!("`{}` step", kind.as_str()),
                     _ => describe(&at, origin),
                 };
                 found.push(Finding::new(
@@ -125,7 +125,9 @@ fn against_meta_schema(
                     continue;
                 }
                 let known = known_fields(meta, schema_path, node);
-                for key in unexpected {
+                // A failed `then` drops its annotations, so a kind's own fields come back as
+                // "unevaluated" when the step lacks a required one; they are not unknown.
+                for key in unexpected.iter().filter(|k| !known.contains(k)) {
                     found.push(unknown_field(doc, node, &at, key, &known, &describe(&at, origin)));
                 }
             }

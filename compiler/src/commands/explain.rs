@@ -1,0 +1,54 @@
+//! `lwirc explain`: what a finding code means, from the code table's documentation.
+
+use anyhow::bail;
+use lwir_spec::Code;
+use lwir_spec::codes::Status;
+
+use super::print;
+use crate::exit;
+
+/// Explain a finding code: what it detects, why it matters, a bad and a good example, and
+/// whether its fix is safe to apply unattended.
+///
+/// Without CODE, lists every code with its name, validator, severity and summary.
+///
+/// Examples:
+///   lwirc explain LW301
+///   lwirc explain unknown-tool
+///   lwirc explain
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    /// A code (`LW301`) or a problem name (`unknown-tool`).
+    #[arg(value_name = "CODE")]
+    code: Option<String>,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let Some(text) = args.code else {
+        let mut out = String::new();
+        for &code in Code::ALL.iter().filter(|c| c.status() == Status::Stable) {
+            out.push_str(&format!(
+                "{}  {:<30} {:<10} {:<7} {}\n",
+                code,
+                code.name(),
+                code.validator().as_str(),
+                code.severity().as_str(),
+                code.summary()
+            ));
+        }
+        print(&out)?;
+        return Ok(exit::OK);
+    };
+    let Some(code) = Code::parse(text.trim()) else {
+        bail!("unknown code `{text}`; `lwirc explain` lists them all");
+    };
+    print(&format!(
+        "# {code}: {}\n\nValidator: {} · default severity: {}\n\n{}",
+        code.name(),
+        code.validator().as_str(),
+        code.severity().as_str(),
+        code.docs()
+    ))?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,62 @@
+//! `lwirc validate`: run every validator and report the findings.
+
+use lwirc::pipeline;
+use lwirc::render::{human, json, sarif};
+
+use super::{ColorChoice, print, read_pair};
+use crate::exit;
+
+/// Validate an LWIR draft and report every problem at once.
+///
+/// Runs all validators (document, shape, capability, model, graph & bounds) and prints
+/// every finding with its code, JSON Pointer and exact bytes. Without `-d`, the checks that
+/// need the workflow definition are skipped and a warning says so.
+///
+/// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error or
+/// unreadable file.
+///
+/// Examples:
+///   lwirc validate draft.json -d workflow.json
+///   lwirc validate draft.json -d workflow.json --format json | jq '.findings[].code'
+///   planner-cli | lwirc validate - -d workflow.json --format sarif > lwirc.sarif
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    /// The LWIR draft to validate (`-` for standard input).
+    #[arg(value_name = "DRAFT")]
+    draft: String,
+    /// The WorkflowDefinition the draft is compiled against.
+    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
+    definition: Option<String>,
+    /// Output format: `human` (for people), `json` (the findings contract), `sarif` (SARIF 2.1.0).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Format {
+    /// miette's graphical report.
+    Human,
+    /// One JSON object: file, version (when clean), findings, summary.
+    Json,
+    /// A SARIF 2.1.0 log.
+    Sarif,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let (draft, definition) = read_pair(&args.draft, args.definition.as_deref())?;
+    let validation = pipeline::validate(draft, definition);
+    let text = match args.format {
+        Format::Human => human::render(
+            &validation,
+            human::HumanOptions { color: args.color.enabled(), ..Default::default() },
+        ),
+        Format::Json => json::render(&validation) + "\n",
+        Format::Sarif => sarif::render(&validation) + "\n",
+    };
+    print(&text)?;
+    Ok(if validation.has_errors() { exit::FINDINGS } else { exit::OK })
+}

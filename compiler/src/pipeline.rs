@@ -1,0 +1,92 @@
+//! The validation pipeline: bytes of a draft (and of its definition) → findings → version.
+
+use lwir_spec::document::{self, SpannedDocument};
+use lwir_spec::finding::{Summary, sort_findings};
+use lwir_spec::{Code, Finding, Origin};
+
+/// A file as given on the command line.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The name findings are reported against (the path as given, or `<stdin>`).
+    pub name: String,
+    /// Its bytes, unchanged.
+    pub bytes: Vec<u8>,
+}
+
+/// The outcome of validating one draft.
+#[derive(Debug)]
+pub struct Validation {
+    /// The draft as given.
+    pub draft: Source,
+    /// The definition as given, if any.
+    pub definition: Option<Source>,
+    /// Every finding, in reading order: the draft's, then the definition's.
+    pub findings: Vec<Finding>,
+    /// The WorkflowVersion of the draft, present only when there are no errors.
+    pub version: Option<String>,
+    draft_document: Option<SpannedDocument>,
+    definition_document: Option<SpannedDocument>,
+}
+
+impl Validation {
+    /// Error and warning counts.
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.findings)
+    }
+
+    /// Whether any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(Finding::is_error)
+    }
+
+    /// The read document a finding of `origin` points into, when it could be read.
+    pub fn document(&self, origin: Origin) -> Option<&SpannedDocument> {
+        match origin {
+            Origin::Draft => self.draft_document.as_ref(),
+            Origin::Definition => self.definition_document.as_ref(),
+        }
+    }
+
+    /// The source a finding of `origin` points into.
+    pub fn source(&self, origin: Origin) -> &Source {
+        match (origin, &self.definition) {
+            (Origin::Definition, Some(def)) => def,
+            _ => &self.draft,
+        }
+    }
+}
+
+/// Reads and validates `draft` against `definition` (when given), running every validator.
+pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
+    let read_draft = document::read(draft.bytes.clone());
+    let mut findings = read_draft.findings;
+
+    let mut definition_doc: Option<SpannedDocument> = None;
+    if let Some(def) = &definition {
+        let read_def = document::read(def.bytes.clone());
+        findings.extend(read_def.findings.into_iter().map(Finding::in_definition));
+        definition_doc = read_def.document;
+    }
+
+    let mut version = None;
+    if let Some(doc) = &read_draft.document {
+        let mut found = lwir_validators::validate(doc, definition_doc.as_ref());
+        if definition.is_some() {
+            // A definition was given but could not be read: its own findings say so.
+            found.retain(|f| f.code != Code::DefinitionNotProvided);
+        }
+        findings.extend(found);
+        if !findings.iter().any(Finding::is_error) {
+            version = Some(crate::canon::version_of(doc.root()));
+        }
+    }
+    sort_findings(&mut findings);
+    Validation {
+        draft,
+        definition,
+        findings,
+        version,
+        draft_document: read_draft.document,
+        definition_document: definition_doc,
+    }
+}

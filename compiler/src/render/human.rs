@@ -1,0 +1,233 @@
+//! Findings for people: miette's graphical report, one per finding, then a summary line.
+//!
+//! Colour only when asked for (the CLI asks when stdout is a terminal and `NO_COLOR` is not
+//! set). Source snippets come from [`SnippetSource`], which finds lines through an index
+//! (miette's own `str` source rescans the file from the start for every snippet, which is
+//! quadratic over many findings) and shows a window of a very long line (a minified draft)
+//! rather than the whole line.
+
+use std::fmt;
+
+use lwir_spec::document::display_text;
+use lwir_spec::span::LineIndex;
+use lwir_spec::{Finding, Origin, PatchOp, Severity};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
+
+use crate::pipeline::{Source, Validation};
+
+/// How to render.
+#[derive(Clone, Copy, Debug)]
+pub struct HumanOptions {
+    /// Use ANSI colours.
+    pub color: bool,
+    /// Wrap text at this many columns.
+    pub width: usize,
+}
+
+impl Default for HumanOptions {
+    fn default() -> Self {
+        Self { color: false, width: 100 }
+    }
+}
+
+/// The report of `validation` for a terminal.
+pub fn render(validation: &Validation, options: HumanOptions) -> String {
+    let theme = if options.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(options.width)
+        .with_links(false);
+    let draft = SnippetSource::new(&validation.draft);
+    let definition = validation.definition.as_ref().map(SnippetSource::new);
+    let mut out = String::new();
+    for finding in &validation.findings {
+        let source = match (finding.origin, &definition) {
+            (Origin::Definition, Some(d)) => d,
+            _ => &draft,
+        };
+        let diagnostic = FindingDiagnostic { finding, source };
+        // Writing into a String cannot fail.
+        let _ = handler.render_report(&mut out, &diagnostic);
+    }
+    out.push_str(&summary_line(validation));
+    out.push('\n');
+    out
+}
+
+/// `draft.json: 2 errors, 1 warning` (or `no problems found`), plus the version when clean.
+fn summary_line(validation: &Validation) -> String {
+    let summary = validation.summary();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let counts = match (summary.errors, summary.warnings) {
+        (0, 0) => "no problems found".to_owned(),
+        (e, 0) => plural(e, "error"),
+        (0, w) => plural(w, "warning"),
+        (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
+    };
+    match &validation.version {
+        Some(version) => format!("{}: {counts}; version {version}", validation.draft.name),
+        None => format!("{}: {counts}", validation.draft.name),
+    }
+}
+
+struct FindingDiagnostic<'a> {
+    finding: &'a Finding,
+    source: &'a SnippetSource,
+}
+
+impl fmt::Debug for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.finding, f)
+    }
+}
+
+impl fmt::Display for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl std::error::Error for FindingDiagnostic<'_> {}
+
+impl Diagnostic for FindingDiagnostic<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(format!("{}/{}", self.finding.code, self.finding.code.name())))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        let f = self.finding;
+        let fix = f.fix.as_ref().map(|fix| {
+            let ops: Vec<String> = fix.patch.iter().map(describe_op).collect();
+            format!("fix ({}): {}", fix.applicability.as_str(), ops.join("; "))
+        });
+        let text = match (&f.help, fix) {
+            (None, None) => return None,
+            (Some(h), None) => h.clone(),
+            (None, Some(x)) => x,
+            (Some(h), Some(x)) => format!("{h}\n{x}"),
+        };
+        Some(Box::new(text))
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let f = self.finding;
+        let pointer = if f.pointer.is_empty() { "(document root)".to_owned() } else { f.pointer.clone() };
+        let primary = LabeledSpan::new_primary_with_span(Some(pointer), span(f.span));
+        let related = f
+            .related
+            .iter()
+            .filter(|r| r.origin == f.origin)
+            .map(|r| LabeledSpan::new_with_span(Some(r.message.clone()), span(r.span)));
+        Some(Box::new(std::iter::once(primary).chain(related)))
+    }
+}
+
+/// A patch operation in words: `replace /steps/0/tool with "github.list_issues"`.
+fn describe_op(op: &PatchOp) -> String {
+    let json = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_default();
+    match op {
+        PatchOp::Replace { path, value } => format!("replace {path} with {}", json(value)),
+        PatchOp::Add { path, value } => format!("add {path} = {}", json(value)),
+        PatchOp::Remove { path } => format!("remove {path}"),
+        PatchOp::Move { from, path } => match (from.rsplit_once('/'), path.rsplit_once('/')) {
+            (Some((a, _)), Some((b, key))) if a == b => format!("rename {from} to `{key}`"),
+            _ => format!("move {from} to {path}"),
+        },
+    }
+}
+
+fn span(span: lwir_spec::Span) -> SourceSpan {
+    SourceSpan::new(span.start.into(), span.len())
+}
+
+/// A file's text for snippets: lines found through an index, very long lines windowed.
+struct SnippetSource {
+    name: String,
+    text: String,
+    lines: LineIndex,
+}
+
+/// Lines longer than this are shown as a window around the span.
+const LONG_LINE: usize = 240;
+/// Bytes of context on each side of a span in a windowed line.
+const WINDOW_CONTEXT: usize = 60;
+
+impl SnippetSource {
+    fn new(source: &Source) -> Self {
+        // `?` stands for each byte that is not UTF-8, so offsets stay those of the file.
+        let text = display_text(&source.bytes);
+        let lines = LineIndex::new(text.as_bytes());
+        Self { name: source.name.clone(), text, lines }
+    }
+
+    /// The end of 0-based `line`, before its line break.
+    fn line_end(&self, line: usize) -> usize {
+        let end = if line + 1 < self.lines.line_count() { self.lines.line_start(line + 1) - 1 } else { self.text.len() };
+        let bytes = self.text.as_bytes();
+        if end > self.lines.line_start(line) && bytes.get(end - 1) == Some(&b'\r') { end - 1 } else { end }
+    }
+
+    fn floor(&self, mut at: usize) -> usize {
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+
+    fn ceil(&self, mut at: usize) -> usize {
+        while !self.text.is_char_boundary(at) {
+            at += 1;
+        }
+        at
+    }
+}
+
+impl SourceCode for SnippetSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let start = span.offset();
+        let end = start + span.len();
+        if end > self.text.len() {
+            return Err(MietteError::OutOfBounds);
+        }
+        let first = self.lines.line_of(start);
+        let last = self.lines.line_of(end.saturating_sub(1).max(start));
+        let mut from_line = first.saturating_sub(context_lines_before);
+        let mut to_line = (last + context_lines_after).min(self.lines.line_count() - 1);
+        let mut data_start = self.lines.line_start(from_line);
+        let mut data_end = self.line_end(to_line);
+        if first == last && self.line_end(first) - self.lines.line_start(first) > LONG_LINE {
+            // A very long line: show a window of it, without context lines.
+            from_line = first;
+            to_line = first;
+            data_start = self.floor(start.saturating_sub(WINDOW_CONTEXT).max(self.lines.line_start(first)));
+            data_end = self.ceil((end + WINDOW_CONTEXT).min(self.line_end(first)));
+        }
+        let column = self.text[self.lines.line_start(first)..start].chars().count();
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            &self.text.as_bytes()[data_start..data_end.max(data_start)],
+            SourceSpan::new(data_start.into(), data_end.saturating_sub(data_start)),
+            from_line,
+            column,
+            to_line - from_line + 1,
+        )))
+    }
+}
