@@ -1,1 +1,10 @@
-//! lib
+//! lwirc: the pipeline that turns LWIR drafts into validated, pinned workflow versions,
+//! and the renderers that show findings to people (miette), programs (JSON) and editors
+//! and code-scanning services (SARIF 2.1.0).
+//!
+//! The `lwirc` binary (`src/main.rs`) is a thin layer over this library: it reads files,
+//! calls [`pipeline::validate`], renders, and maps the outcome to an exit code.
+
+pub mod pipeline;
+pub mod render;
+pub mod canon;

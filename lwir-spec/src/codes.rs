@@ -981,3 +981,34 @@ mod tests {
         assert_eq!(Code::parse("LW999"), None);
     }
 }
+
+/// The reference of every code as one Markdown page (`docs/codes.md` is this text).
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# Finding codes\n\n\
+         Generated from the code table in `lwir-spec/src/codes.rs`; do not edit by hand \
+         (`UPDATE_DOCS=1 cargo test -p lwir-spec --test docs` rewrites it). \
+         `lwirc explain CODE` prints the same text.\n\n\
+         | code | name | validator | severity | summary |\n|---|---|---|---|---|\n",
+    );
+    for &code in Code::ALL {
+        out.push_str(&format!(
+            "| [{code}](#{}) | `{}` | {} | {} | {} |\n",
+            code.as_str().to_ascii_lowercase(),
+            code.name(),
+            code.validator().as_str(),
+            code.severity().as_str(),
+            code.summary()
+        ));
+    }
+    for &code in Code::ALL {
+        let docs = code.docs().replace("\n## ", "\n### ");
+        out.push_str(&format!("\n## {code}\n\n`{}` · {} · {}", code.name(), code.validator().as_str(), code.severity().as_str()));
+        if code.status() == Status::Removed {
+            out.push_str(" · removed");
+        }
+        out.push_str("\n\n");
+        out.push_str(&docs);
+    }
+    out
+}

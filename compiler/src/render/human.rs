@@ -50,6 +50,7 @@ pub fn render(validation: &Validation, options: HumanOptions) -> String {
         let diagnostic = FindingDiagnostic { finding, source };
         // Writing into a String cannot fail.
         let _ = handler.render_report(&mut out, &diagnostic);
+        out.push('\n');
     }
     out.push_str(&summary_line(validation));
     out.push('\n');

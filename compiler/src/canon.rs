@@ -1,0 +1,226 @@
+//! RFC 8785 JSON Canonicalization Scheme (JCS) and the content hash of a document.
+//!
+//! A workflow version is named by the SHA-256 of its document's canonical form, so two
+//! documents that differ only in whitespace, key order, escape choices or number spelling
+//! (`1.0` vs `1`, `1E2` vs `100`) get the same version.
+//!
+//! # Why it is implemented here
+//! The `canonical_json` crate implements a *different* scheme (OLPC-style canonical JSON):
+//! it orders keys by UTF-8 bytes rather than by UTF-16 code units, escapes non-ASCII
+//! characters, and does not format numbers like ECMAScript, so its bytes are not RFC 8785's.
+//! `serde_json_canonicalizer` is RFC 8785 but works on `serde_json::Value`, which would mean
+//! converting the whole spanned document first and re-buffering every object member. JCS
+//! over our own [`Node`] is a short recursive writer into one buffer: the only non-trivial
+//! part, the ECMAScript number formatting, comes from `ryu-js`.
+//!
+//! # The rules (RFC 8785 §3.2)
+//! - No whitespace between tokens.
+//! - Object members sorted by their keys as arrays of UTF-16 code units (so a character
+//!   outside the BMP, written as a surrogate pair `D800`–`DBFF`, sorts *before*
+//!   `U+E000`–`U+FFFF`, unlike in UTF-8 byte order).
+//! - Strings: only `"`, `\` and the controls U+0000–U+001F are escaped, as `\b \t \n \f \r`
+//!   where those exist and `\u00xx` (lowercase hex) otherwise; everything else, U+007F,
+//!   U+2028 and all non-ASCII included, is written as raw UTF-8.
+//! - Numbers: every number is taken as its IEEE 754 double and written as ECMAScript's
+//!   `Number.prototype.toString` does (shortest round-trip digits, exponent form outside
+//!   `1e-7 <= |x| < 1e21`, `-0` as `0`). Integers written exactly in the source are still
+//!   formatted from their double, as the RFC requires.
+//!
+//! Nodes from [`lwir_spec::document::read`] are always finite and their object keys unique,
+//! which are the two I-JSON preconditions JCS needs.
+
+use std::cmp::Ordering;
+
+use lwir_spec::Node;
+use lwir_spec::document::{Member, Value};
+use sha2::{Digest, Sha256};
+
+/// Writes the RFC 8785 canonical form of `node` into `out`.
+///
+/// The bytes are appended; `out` is not cleared first. Work is linear in the size of the
+/// document plus the `n log n` sorting of each object's keys.
+pub fn write_canonical(node: &lwir_spec::Node, out: &mut Vec<u8>) {
+    let mut numbers = ryu_js::Buffer::new();
+    write_node(node, out, &mut numbers);
+}
+
+/// The RFC 8785 canonical bytes of `node`.
+pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
+    // The source is usually a little larger than its canonical form. The span is only a
+    // hint (a node built by hand may carry any span), so it is bounded.
+    let hint = node.span.end.saturating_sub(node.span.start);
+    let mut out = Vec::with_capacity(hint.clamp(16, 1 << 20));
+    write_canonical(node, &mut out);
+    out
+}
+
+/// `"sha256:"` followed by the lowercase hex SHA-256 of the canonical bytes of `node`: the
+/// WorkflowVersion of a document.
+pub fn version_of(node: &lwir_spec::Node) -> String {
+    let digest = Sha256::digest(canonical_bytes(node));
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut version = String::with_capacity(7 + 64);
+    version.push_str("sha256:");
+    for byte in digest {
+        version.push(char::from(HEX[usize::from(byte >> 4)]));
+        version.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    version
+}
+
+fn write_node(node: &Node, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
+    match &node.value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => write_number(n.value, out, numbers),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_node(item, out, numbers);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            let mut sorted: Vec<&Member> = members.iter().collect();
+            // Keys are unique, so an unstable sort gives the one order.
+            sorted.sort_unstable_by(|a, b| utf16_cmp(&a.key, &b.key));
+            for (i, member) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(&member.key, out);
+                out.push(b':');
+                write_node(&member.value, out, numbers);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// ECMAScript `Number.prototype.toString` of a finite double.
+fn write_number(value: f64, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
+    if value == 0.0 {
+        // Both zeros: RFC 8785 writes -0 as `0`.
+        out.push(b'0');
+    } else if value.is_finite() {
+        out.extend_from_slice(numbers.format_finite(value).as_bytes());
+    } else {
+        // Unreachable for read documents (the reader clamps overflow to ±f64::MAX). JCS has
+        // no spelling for these; `null` is what ECMAScript's JSON.stringify writes.
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A JSON string with RFC 8785's minimal escaping.
+fn write_string(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\x08' => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            b'\x0c' => b"\\f",
+            b'\r' => b"\\r",
+            0x00..=0x1f => &[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 0x0f) as usize],
+            ],
+            // Every other byte, including all of multi-byte UTF-8, is copied as it is.
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(escape);
+        run = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+/// Compares two strings as sequences of UTF-16 code units, without encoding them.
+///
+/// UTF-8 byte order is code point order, which agrees with UTF-16 order except between a
+/// character outside the BMP (a surrogate pair, first unit `D800`–`DBFF`) and one in
+/// `U+E000`–`U+FFFF`. So: skip the common byte prefix, and compare the first differing
+/// characters by their UTF-16 rank.
+fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    let (ab, bb) = (a.as_bytes(), b.as_bytes());
+    let common = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+    if common == ab.len() || common == bb.len() {
+        // One is a prefix of the other (in bytes, hence in characters and in code units).
+        return ab.len().cmp(&bb.len());
+    }
+    // UTF-8 is prefix-free, so the differing characters start at the same byte in both.
+    let mut start = common;
+    while !a.is_char_boundary(start) {
+        start -= 1;
+    }
+    let ca = a[start..].chars().next().map_or(0, utf16_rank);
+    let cb = b[start..].chars().next().map_or(0, utf16_rank);
+    ca.cmp(&cb)
+}
+
+/// A key that orders characters as their UTF-16 encodings order: BMP characters below the
+/// surrogates, then the supplementary characters (code point order is their pair order),
+/// then `U+E000`–`U+FFFF`.
+fn utf16_rank(c: char) -> u32 {
+    let c = u32::from(c);
+    if (0xE000..=0xFFFF).contains(&c) {
+        c + 0x11_0000
+    } else {
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_order_matches_encode_utf16() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "\u{7f}",
+            "\u{80}",
+            "\u{d7ff}",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "\u{10ffff}",
+            "a\u{1f600}",
+            "a\u{fb33}",
+            "\u{fb33}x",
+            "\u{20ac}",
+            "é",
+            "éa",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(
+                    utf16_cmp(a, b),
+                    a.encode_utf16().cmp(b.encode_utf16()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+}
