@@ -1,1 +1,58 @@
-//! placeholder
+//! Repair: applying the fixes that findings carry. The bounded repair loop and the planner
+//! harness build on this.
+
+use lwir_spec::PatchOp;
+
+/// A fix's patch could not be applied to the document it was computed for.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The patch is not a valid RFC 6902 document (cannot happen for patches built from
+    /// [`PatchOp`]s, kept for robustness).
+    #[error("malformed patch: {0}")]
+    Malformed(#[from] serde_json::Error),
+    /// An operation failed, e.g. `replace` at a pointer that no longer exists because an
+    /// earlier fix moved it.
+    #[error("patch does not apply: {0}")]
+    Rejected(#[from] json_patch::PatchError),
+}
+
+/// Applies `patch` (RFC 6902) to `document` atomically: on error, `document` is unchanged.
+pub fn apply(document: &mut serde_json::Value, patch: &[PatchOp]) -> Result<(), ApplyError> {
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::to_value(patch)?)?;
+    json_patch::patch(document, &patch)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn applies_replace_and_move() {
+        let mut doc = json!({ "steps": [ { "tool": "a.b", "agrs": {} } ] });
+        apply(
+            &mut doc,
+            &[
+                PatchOp::Replace { path: "/steps/0/tool".into(), value: json!("a.c") },
+                PatchOp::Move { from: "/steps/0/agrs".into(), path: "/steps/0/args".into() },
+            ],
+        )
+        .unwrap();
+        assert_eq!(doc, json!({ "steps": [ { "tool": "a.c", "args": {} } ] }));
+    }
+
+    #[test]
+    fn a_failing_patch_leaves_the_document_unchanged() {
+        let mut doc = json!({ "a": 1 });
+        let err = apply(
+            &mut doc,
+            &[
+                PatchOp::Replace { path: "/a".into(), value: json!(2) },
+                PatchOp::Remove { path: "/missing".into() },
+            ],
+        );
+        assert!(matches!(err, Err(ApplyError::Rejected(_))));
+        assert_eq!(doc, json!({ "a": 1 }));
+    }
+}
