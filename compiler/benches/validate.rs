@@ -42,14 +42,22 @@ pub fn draft(steps: usize) -> Vec<u8> {
     let mut i = 0;
     while i < steps {
         let id = format!("s{i}");
-        let after = if i == 0 { vec![] } else { vec![format!("s{}", i - 1)] };
+        let after = if i == 0 {
+            vec![]
+        } else {
+            vec![format!("s{}", i - 1)]
+        };
         let step = match i % 3 {
-            0 => serde_json::json!({ "id": id, "kind": "tool.call", "tool": "github.list_issues", "after": after,
-                                     "args": { "repo": "${ input.repo }", "state": "open" } }),
-            1 => serde_json::json!({ "id": id, "kind": "model.call", "model": "fast", "after": after,
+            0 => {
+                serde_json::json!({ "id": id, "kind": "tool.call", "tool": "github.list_issues", "after": after,
+                                     "args": { "repo": "${ input.repo }", "state": "open" } })
+            }
+            1 => {
+                serde_json::json!({ "id": id, "kind": "model.call", "model": "fast", "after": after,
                                      "prompt": "Classify: ${ input.repo }",
                                      "requires": { "quality": "standard", "capabilities": ["json_output"] },
-                                     "output": { "type": "object", "properties": { "label": { "enum": ["bug", "feature"] } }, "required": ["label"] } }),
+                                     "output": { "type": "object", "properties": { "label": { "enum": ["bug", "feature"] } }, "required": ["label"] } })
+            }
             _ if i + 1 < steps => {
                 i += 1;
                 serde_json::json!({ "id": id, "kind": "map", "over": "${ input.items }", "as": "item", "max_parallel": 8, "after": after,
@@ -57,13 +65,18 @@ pub fn draft(steps: usize) -> Vec<u8> {
                                                  "args": { "repo": "${ input.repo }", "number": 1, "label": "bug" } } ],
                                     "result": "${ item }" })
             }
-            _ => serde_json::json!({ "id": id, "kind": "tool.call", "tool": "github.list_issues", "after": after,
-                                     "args": { "repo": "${ input.repo }" } }),
+            _ => {
+                serde_json::json!({ "id": id, "kind": "tool.call", "tool": "github.list_issues", "after": after,
+                                     "args": { "repo": "${ input.repo }" } })
+            }
         };
         list.push(step);
         i += 1;
     }
-    serde_json::to_vec_pretty(&serde_json::json!({ "lwir": "1", "workflow": "bench", "steps": list })).unwrap()
+    serde_json::to_vec_pretty(
+        &serde_json::json!({ "lwir": "1", "workflow": "bench", "steps": list }),
+    )
+    .unwrap()
 }
 
 fn bench(c: &mut Criterion) {
@@ -72,8 +85,16 @@ fn bench(c: &mut Criterion) {
         let bytes = draft(steps);
         let def = definition(steps);
         // Sanity: the generated draft is clean, so the whole pipeline (hash included) runs.
-        let check = validate(Source { name: "bench.json".into(), bytes: bytes.clone() },
-                             Some(Source { name: "workflow.json".into(), bytes: def.clone() }));
+        let check = validate(
+            Source {
+                name: "bench.json".into(),
+                bytes: bytes.clone(),
+            },
+            Some(Source {
+                name: "workflow.json".into(),
+                bytes: def.clone(),
+            }),
+        );
         assert!(!check.has_errors(), "{:?}", check.findings.first());
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         if steps >= 10_000 {
@@ -88,8 +109,14 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("lwirc", steps), &bytes, |b, bytes| {
             b.iter(|| {
                 black_box(validate(
-                    Source { name: "bench.json".into(), bytes: bytes.clone() },
-                    Some(Source { name: "workflow.json".into(), bytes: def.clone() }),
+                    Source {
+                        name: "bench.json".into(),
+                        bytes: bytes.clone(),
+                    },
+                    Some(Source {
+                        name: "workflow.json".into(),
+                        bytes: def.clone(),
+                    }),
                 ))
             })
         });

@@ -5,11 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn example(name: &str) -> String {
-    root().join("examples/issue-triage").join(name).display().to_string()
+    root()
+        .join("examples/issue-triage")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn lwirc(args: &[&str]) -> Output {
@@ -51,7 +58,10 @@ fn clean_draft_exits_zero_and_prints_its_version() {
     let out = lwirc(&["validate", DRAFT, "-d", WORKFLOW]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("no problems found; version sha256:"), "{text}");
+    assert!(
+        text.contains("no problems found; version sha256:"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -65,11 +75,18 @@ fn draft_with_errors_exits_one() {
 fn unreadable_files_and_bad_usage_exit_two() {
     let out = lwirc(&["validate", "no/such/draft.json", "-d", WORKFLOW]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cannot read `no/such/draft.json`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read `no/such/draft.json`"),
+        "{}",
+        stderr(&out)
+    );
     let out = lwirc(&["validate", DRAFT, "-d", "no/such/workflow.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(lwirc(&["validate"]).status.code(), Some(2));
-    assert_eq!(lwirc(&["validate", DRAFT, "--format", "xml"]).status.code(), Some(2));
+    assert_eq!(
+        lwirc(&["validate", DRAFT, "--format", "xml"]).status.code(),
+        Some(2)
+    );
     assert_eq!(lwirc(&["frobnicate"]).status.code(), Some(2));
     let out = lwirc(&["validate", "-", "-d", "-"]);
     assert_eq!(out.status.code(), Some(2));
@@ -79,13 +96,18 @@ fn unreadable_files_and_bad_usage_exit_two() {
 #[test]
 fn reads_the_draft_from_standard_input() {
     let bytes = std::fs::read(example("draft.json")).unwrap();
-    let out = lwirc_with_stdin(&["validate", "-", "-d", WORKFLOW, "--format", "json"], Some(&bytes));
+    let out = lwirc_with_stdin(
+        &["validate", "-", "-d", WORKFLOW, "--format", "json"],
+        Some(&bytes),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["file"], "<stdin>");
     // The same bytes give the same version whichever way they come in.
-    let from_file: serde_json::Value =
-        serde_json::from_str(&stdout(&lwirc(&["validate", DRAFT, "-d", WORKFLOW, "--format", "json"]))).unwrap();
+    let from_file: serde_json::Value = serde_json::from_str(&stdout(&lwirc(&[
+        "validate", DRAFT, "-d", WORKFLOW, "--format", "json",
+    ])))
+    .unwrap();
     assert_eq!(report["version"], from_file["version"]);
 }
 
@@ -108,7 +130,10 @@ fn json_report_has_the_contract_fields() {
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["file"], MISTAKES);
-    assert!(report.get("version").is_none(), "no version when there are errors");
+    assert!(
+        report.get("version").is_none(),
+        "no version when there are errors"
+    );
     let source = std::fs::read(example("draft-with-mistakes.json")).unwrap();
     let findings = report["findings"].as_array().unwrap();
     let mut errors = 0;
@@ -119,13 +144,23 @@ fn json_report_has_the_contract_fields() {
         let code = f["code"].as_str().unwrap();
         assert!(lwir_spec::Code::parse(code).is_some(), "{code}");
         let span = &f["span"];
-        let (start, end) = (span["start"].as_u64().unwrap() as usize, span["end"].as_u64().unwrap() as usize);
+        let (start, end) = (
+            span["start"].as_u64().unwrap() as usize,
+            span["end"].as_u64().unwrap() as usize,
+        );
         assert!(start <= end && end <= source.len());
         // line/column are 1-based and agree with the byte offset.
         let line = source[..start].iter().filter(|&&b| b == b'\n').count() + 1;
         assert_eq!(span["line"].as_u64().unwrap() as usize, line);
-        let line_start = source[..start].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let column = std::str::from_utf8(&source[line_start..start]).unwrap().chars().count() + 1;
+        let line_start = source[..start]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = std::str::from_utf8(&source[line_start..start])
+            .unwrap()
+            .chars()
+            .count()
+            + 1;
         assert_eq!(span["column"].as_u64().unwrap() as usize, column);
         if f["severity"] == "error" {
             errors += 1;
@@ -139,7 +174,10 @@ fn json_report_has_the_contract_fields() {
     assert_eq!(report["summary"]["errors"], errors);
     let tool = findings.iter().find(|f| f["code"] == "LW301").unwrap();
     assert_eq!(tool["pointer"], "/steps/0/tool");
-    let (s, e) = (tool["span"]["start"].as_u64().unwrap() as usize, tool["span"]["end"].as_u64().unwrap() as usize);
+    let (s, e) = (
+        tool["span"]["start"].as_u64().unwrap() as usize,
+        tool["span"]["end"].as_u64().unwrap() as usize,
+    );
     assert_eq!(&source[s..e], br#""github.list_isues""#);
     assert_eq!(tool["help"], "did you mean `github.list_issues`?");
     assert_eq!(
@@ -160,7 +198,10 @@ fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
     for draft in [MISTAKES, DRAFT] {
         let out = lwirc(&["validate", draft, "-d", WORKFLOW, "--format", "sarif"]);
         let log: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&log)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
         assert!(errors.is_empty(), "{draft}: {errors:#?}");
         assert_eq!(log["version"], "2.1.0");
     }
@@ -172,15 +213,26 @@ fn sarif_output_validates_against_the_sarif_2_1_0_schema() {
     assert_eq!(region["startLine"], 5);
     // The fix is also a text edit that turns the typo into the right id.
     let replacement = &tool["fixes"][0]["artifactChanges"][0]["replacements"][0];
-    assert_eq!(replacement["insertedContent"]["text"], "\"github.list_issues\"");
-    assert_eq!(replacement["deletedRegion"]["byteOffset"], region["byteOffset"]);
+    assert_eq!(
+        replacement["insertedContent"]["text"],
+        "\"github.list_issues\""
+    );
+    assert_eq!(
+        replacement["deletedRegion"]["byteOffset"],
+        region["byteOffset"]
+    );
 }
 
 #[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let plain = stdout(&lwirc(&["validate", MISTAKES, "-d", WORKFLOW]));
-    assert!(!plain.contains('\u{1b}'), "piped output has no escape codes");
-    let coloured = stdout(&lwirc(&["validate", MISTAKES, "-d", WORKFLOW, "--color", "always"]));
+    assert!(
+        !plain.contains('\u{1b}'),
+        "piped output has no escape codes"
+    );
+    let coloured = stdout(&lwirc(&[
+        "validate", MISTAKES, "-d", WORKFLOW, "--color", "always",
+    ]));
     assert!(coloured.contains('\u{1b}'));
 }
 
@@ -217,7 +269,10 @@ fn ten_mistakes_give_ten_findings_in_one_run() {
         .unwrap()
         .iter()
         .map(|f| {
-            let (s, e) = (f["span"]["start"].as_u64().unwrap() as usize, f["span"]["end"].as_u64().unwrap() as usize);
+            let (s, e) = (
+                f["span"]["start"].as_u64().unwrap() as usize,
+                f["span"]["end"].as_u64().unwrap() as usize,
+            );
             (
                 f["code"].as_str().unwrap().to_owned(),
                 f["pointer"].as_str().unwrap().to_owned(),
@@ -233,11 +288,17 @@ fn ten_mistakes_give_ten_findings_in_one_run() {
         ("LW602", "/steps/1/steps/1/after/0", r#""clasify""#),
         ("LW302", "/steps/1/steps/1/args", "{"),
         ("LW603", "/steps/3/after/0", r#""tally""#),
-        ("LW111", "/steps/3/output/properties/summary/type", r#""strng""#),
+        (
+            "LW111",
+            "/steps/3/output/properties/summary/type",
+            r#""strng""#,
+        ),
         ("LW101", "/steps/4", "{"),
         ("LW304", "/steps/4/steps/0/args/state", r#""opened""#),
     ];
-    let expected: Vec<(String, String, String)> =
-        expected.iter().map(|(c, p, t)| ((*c).to_owned(), (*p).to_owned(), (*t).to_owned())).collect();
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(c, p, t)| ((*c).to_owned(), (*p).to_owned(), (*t).to_owned()))
+        .collect();
     assert_eq!(found, expected);
 }

@@ -944,44 +944,6 @@ code_table! {
     DefinitionNotProvided = "LW901", "definition-not-provided", Pipeline, Warning, Stable;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    #[test]
-    fn codes_and_names_are_unique_and_well_formed() {
-        let mut codes = HashSet::new();
-        let mut names = HashSet::new();
-        for &c in Code::ALL {
-            assert!(codes.insert(c.as_str()), "{c} twice");
-            assert!(names.insert(c.name()), "{} twice", c.name());
-            let s = c.as_str();
-            assert!(s.len() == 5 && s.starts_with("LW") && s[2..].bytes().all(|b| b.is_ascii_digit()));
-            assert!(c.name().bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
-        }
-    }
-
-    #[test]
-    fn every_code_is_documented_under_the_same_headings() {
-        for &c in Code::ALL {
-            let docs = c.docs();
-            for heading in ["## What it does", "## Why it matters", "## Example", "## Fix safety"] {
-                assert!(docs.contains(heading), "{c} lacks `{heading}`");
-            }
-            assert!(docs.contains("Bad") && docs.contains("Good"), "{c} lacks a bad/good example");
-            assert!(!c.summary().is_empty());
-        }
-    }
-
-    #[test]
-    fn parses_codes_and_names() {
-        assert_eq!(Code::parse("lw301"), Some(Code::UnknownTool));
-        assert_eq!(Code::parse("unknown-tool"), Some(Code::UnknownTool));
-        assert_eq!(Code::parse("LW999"), None);
-    }
-}
-
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).
 pub fn reference_markdown() -> String {
     let mut out = String::from(
@@ -1003,7 +965,12 @@ pub fn reference_markdown() -> String {
     }
     for &code in Code::ALL {
         let docs = code.docs().replace("\n## ", "\n### ");
-        out.push_str(&format!("\n## {code}\n\n`{}` · {} · {}", code.name(), code.validator().as_str(), code.severity().as_str()));
+        out.push_str(&format!(
+            "\n## {code}\n\n`{}` · {} · {}",
+            code.name(),
+            code.validator().as_str(),
+            code.severity().as_str()
+        ));
         if code.status() == Status::Removed {
             out.push_str(" · removed");
         }
@@ -1011,4 +978,56 @@ pub fn reference_markdown() -> String {
         out.push_str(&docs);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for &c in Code::ALL {
+            assert!(codes.insert(c.as_str()), "{c} twice");
+            assert!(names.insert(c.name()), "{} twice", c.name());
+            let s = c.as_str();
+            assert!(
+                s.len() == 5 && s.starts_with("LW") && s[2..].bytes().all(|b| b.is_ascii_digit())
+            );
+            assert!(
+                c.name()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            );
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented_under_the_same_headings() {
+        for &c in Code::ALL {
+            let docs = c.docs();
+            for heading in [
+                "## What it does",
+                "## Why it matters",
+                "## Example",
+                "## Fix safety",
+            ] {
+                assert!(docs.contains(heading), "{c} lacks `{heading}`");
+            }
+            assert!(
+                docs.contains("Bad") && docs.contains("Good"),
+                "{c} lacks a bad/good example"
+            );
+            assert!(!c.summary().is_empty());
+        }
+    }
+
+    #[test]
+    fn parses_codes_and_names() {
+        assert_eq!(Code::parse("lw301"), Some(Code::UnknownTool));
+        assert_eq!(Code::parse("unknown-tool"), Some(Code::UnknownTool));
+        assert_eq!(Code::parse("LW999"), None);
+    }
 }

@@ -184,7 +184,10 @@ fn array_index(token: &str) -> Option<usize> {
     if token.is_empty() || (token.len() > 1 && token.starts_with('0')) {
         return None;
     }
-    token.bytes().all(|b| b.is_ascii_digit()).then(|| token.parse().ok())?
+    token
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| token.parse().ok())?
 }
 
 /// A read document: its bytes and its spanned root.
@@ -311,7 +314,12 @@ impl Reader<'_> {
         let value = match self.peek() {
             Some(b'{') => return self.object(),
             Some(b'[') => return self.array(),
-            Some(b'"') => return self.string().map(|(s, span)| Node { span, value: Value::String(s) }),
+            Some(b'"') => {
+                return self.string().map(|(s, span)| Node {
+                    span,
+                    value: Value::String(s),
+                });
+            }
             Some(b'-' | b'0'..=b'9') => return self.number(),
             Some(b't') => self.literal(b"true", Value::Bool(true))?,
             Some(b'f') => self.literal(b"false", Value::Bool(false))?,
@@ -359,7 +367,11 @@ impl Reader<'_> {
             loop {
                 self.skip_whitespace();
                 if self.peek() != Some(b'"') {
-                    let what = if members.is_empty() { "a string key or `}`" } else { "a string key" };
+                    let what = if members.is_empty() {
+                        "a string key or `}`"
+                    } else {
+                        "a string key"
+                    };
                     return Err(self.unexpected(what));
                 }
                 let (key, key_span) = self.string()?;
@@ -372,7 +384,11 @@ impl Reader<'_> {
                 self.path.push_key(key);
                 let value = self.value()?;
                 let key = self.path.pop().unwrap_or_default();
-                members.push(Member { key, key_span, value });
+                members.push(Member {
+                    key,
+                    key_span,
+                    value,
+                });
                 self.skip_whitespace();
                 match self.peek() {
                     Some(b',') => self.pos += 1,
@@ -534,12 +550,18 @@ impl Reader<'_> {
                     out.push_str(std::str::from_utf8(&self.bytes[from..valid]).unwrap_or_default());
                     let bad = e.error_len().unwrap_or(to - valid);
                     let span = Span::new(valid, valid + bad);
-                    self.findings.push(Finding::new(
-                        Code::InvalidUtf8,
-                        self.path.pointer(),
-                        span,
-                        format!("invalid UTF-8: {}", hex_bytes(&self.bytes[valid..valid + bad])),
-                    ).with_help("JSON must be UTF-8; re-save the file as UTF-8"));
+                    self.findings.push(
+                        Finding::new(
+                            Code::InvalidUtf8,
+                            self.path.pointer(),
+                            span,
+                            format!(
+                                "invalid UTF-8: {}",
+                                hex_bytes(&self.bytes[valid..valid + bad])
+                            ),
+                        )
+                        .with_help("JSON must be UTF-8; re-save the file as UTF-8"),
+                    );
                     out.push('\u{FFFD}');
                     from = valid + bad;
                 }
@@ -628,7 +650,9 @@ impl Reader<'_> {
                 Span::new(start, start + 6),
                 format!("lone {half} surrogate `\\u{unit:04X}`"),
             )
-            .with_help("a surrogate escape must be a high (D800–DBFF) followed by a low (DC00–DFFF) half"),
+            .with_help(
+                "a surrogate escape must be a high (D800–DBFF) followed by a low (DC00–DFFF) half",
+            ),
         );
     }
 
@@ -761,12 +785,18 @@ impl Reader<'_> {
     /// A syntax error at the current position: "expected X, found Y".
     fn unexpected(&mut self, expected: &str) -> Fatal {
         let (span, found, help) = match self.peek() {
-            None => (Span::new(self.pos, self.pos), "the end of the file".to_owned(), None),
+            None => (
+                Span::new(self.pos, self.pos),
+                "the end of the file".to_owned(),
+                None,
+            ),
             Some(b) => {
                 let end = self.char_end(self.pos);
                 let text = String::from_utf8_lossy(&self.bytes[self.pos..end]).into_owned();
                 let help = match b {
-                    b'}' | b']' if expected.starts_with("a string key") || expected == "a value" => {
+                    b'}' | b']'
+                        if expected.starts_with("a string key") || expected == "a value" =>
+                    {
                         Some("JSON does not allow a trailing comma")
                     }
                     b'\'' => Some("JSON strings use double quotes"),
@@ -780,7 +810,12 @@ impl Reader<'_> {
                 (Span::new(self.pos, end), found, help)
             }
         };
-        self.fatal(Code::JsonSyntax, span, format!("expected {expected}, found {found}"), help)
+        self.fatal(
+            Code::JsonSyntax,
+            span,
+            format!("expected {expected}, found {found}"),
+            help,
+        )
     }
 
     fn fatal(
@@ -894,18 +929,34 @@ mod tests {
         let doc = read(src.as_bytes().to_vec()).document.unwrap();
         let a = doc.root().get("a").unwrap();
         assert_eq!(&src[a.span.start..a.span.end], r#"[1, "x\n"]"#);
-        assert_eq!(doc.span_of("/a/1").map(|s| &src[s.start..s.end]), Some(r#""x\n""#));
-        assert_eq!(doc.key_span_of("/b/c").map(|s| &src[s.start..s.end]), Some(r#""c""#));
-        assert_eq!(doc.span_of("/b/c").map(|s| &src[s.start..s.end]), Some("null"));
+        assert_eq!(
+            doc.span_of("/a/1").map(|s| &src[s.start..s.end]),
+            Some(r#""x\n""#)
+        );
+        assert_eq!(
+            doc.key_span_of("/b/c").map(|s| &src[s.start..s.end]),
+            Some(r#""c""#)
+        );
+        assert_eq!(
+            doc.span_of("/b/c").map(|s| &src[s.start..s.end]),
+            Some("null")
+        );
         assert_eq!(doc.span_of("/a/01"), None);
-        assert_eq!(doc.root().get("a").unwrap().as_array().unwrap()[1].as_str(), Some("x\n"));
+        assert_eq!(
+            doc.root().get("a").unwrap().as_array().unwrap()[1].as_str(),
+            Some("x\n")
+        );
     }
 
     #[test]
     fn reports_every_duplicate_key_with_both_places() {
         let src = r#"{"a":1,"b":2,"a":3,"a":4}"#;
         let out = read(src.as_bytes().to_vec());
-        let dups: Vec<_> = out.findings.iter().filter(|f| f.code == Code::DuplicateKey).collect();
+        let dups: Vec<_> = out
+            .findings
+            .iter()
+            .filter(|f| f.code == Code::DuplicateKey)
+            .collect();
         assert_eq!(dups.len(), 2);
         assert_eq!(dups[0].span, Span::new(13, 16));
         assert_eq!(dups[0].related[0].span, Span::new(1, 4));
@@ -934,11 +985,20 @@ mod tests {
         let src = r#"{"s": "a\ud800b\udc00c\ud83d\ude00"}"#;
         let found = codes(src);
         assert_eq!(found.len(), 2);
-        assert_eq!(found[0], (Code::LoneSurrogate, "/s".into(), Span::new(8, 14)));
-        assert_eq!(found[1], (Code::LoneSurrogate, "/s".into(), Span::new(15, 21)));
+        assert_eq!(
+            found[0],
+            (Code::LoneSurrogate, "/s".into(), Span::new(8, 14))
+        );
+        assert_eq!(
+            found[1],
+            (Code::LoneSurrogate, "/s".into(), Span::new(15, 21))
+        );
         // A high half followed by a non-surrogate escape.
         let found = codes(r#"["\ud800\u0041"]"#);
-        assert_eq!(found, vec![(Code::LoneSurrogate, "/0".into(), Span::new(2, 8))]);
+        assert_eq!(
+            found,
+            vec![(Code::LoneSurrogate, "/0".into(), Span::new(2, 8))]
+        );
         let doc = read(br#"["\ud800\u0041"]"#.to_vec()).document.unwrap();
         assert_eq!(doc.root().at("/0").unwrap().as_str(), Some("\u{FFFD}A"));
     }
@@ -959,13 +1019,17 @@ mod tests {
             ]
         );
         let doc = out.document.unwrap();
-        assert_eq!(doc.root().get("k").unwrap().as_str(), Some("ab\u{FFFD}c\u{FFFD}\u{FFFD}"));
+        assert_eq!(
+            doc.root().get("k").unwrap().as_str(),
+            Some("ab\u{FFFD}c\u{FFFD}\u{FFFD}")
+        );
         assert_eq!(display_text(doc.source()).len(), doc.source().len());
     }
 
     #[test]
     fn reports_integers_beyond_the_safe_range() {
-        let src = "[9007199254740991, 9007199254740992, -9007199254740993, 123456789012345678901234]";
+        let src =
+            "[9007199254740991, 9007199254740992, -9007199254740993, 123456789012345678901234]";
         let found = codes(src);
         assert_eq!(
             found,
@@ -1005,25 +1069,61 @@ mod tests {
     #[test]
     fn syntax_errors_point_at_the_offending_byte() {
         let cases: &[(&str, Span, &str)] = &[
-            (r#"{"a": 1,}"#, Span::new(8, 9), "expected a string key, found `}`"),
-            (r#"[1 2]"#, Span::new(3, 4), "expected `,` or `]` after an array element, found `2`"),
-            (r#"{"a" 1}"#, Span::new(5, 6), "expected `:` after the key, found `1`"),
-            (r#"{'a': 1}"#, Span::new(1, 2), "expected a string key or `}`, found `'`"),
+            (
+                r#"{"a": 1,}"#,
+                Span::new(8, 9),
+                "expected a string key, found `}`",
+            ),
+            (
+                r#"[1 2]"#,
+                Span::new(3, 4),
+                "expected `,` or `]` after an array element, found `2`",
+            ),
+            (
+                r#"{"a" 1}"#,
+                Span::new(5, 6),
+                "expected `:` after the key, found `1`",
+            ),
+            (
+                r#"{'a': 1}"#,
+                Span::new(1, 2),
+                "expected a string key or `}`, found `'`",
+            ),
             ("[01]", Span::new(1, 3), "numbers cannot have leading zeros"),
-            ("[1.]", Span::new(3, 4), "expected a digit after `.`, found `]`"),
+            (
+                "[1.]",
+                Span::new(3, 4),
+                "expected a digit after `.`, found `]`",
+            ),
             (r#"["ab"#, Span::new(1, 4), "unterminated string"),
             (r#"["\x"]"#, Span::new(2, 4), "invalid escape `\\x`"),
-            (r#"["\u12G4"]"#, Span::new(2, 8), "`\\u` must be followed by four hex digits"),
-            ("[1] x", Span::new(4, 5), "unexpected text after the end of the document"),
+            (
+                r#"["\u12G4"]"#,
+                Span::new(2, 8),
+                "`\\u` must be followed by four hex digits",
+            ),
+            (
+                "[1] x",
+                Span::new(4, 5),
+                "unexpected text after the end of the document",
+            ),
             ("", Span::new(0, 0), "empty document: expected a JSON value"),
             ("[tru]", Span::new(1, 2), "expected a value, found `t`"),
-            ("\u{feff}{}", Span::new(0, 3), "byte order mark before the document"),
+            (
+                "\u{feff}{}",
+                Span::new(0, 3),
+                "byte order mark before the document",
+            ),
         ];
         for (src, span, message) in cases {
             let out = read(src.as_bytes().to_vec());
             assert!(out.document.is_none(), "{src}");
             let f = &out.findings[0];
-            assert_eq!((f.code, f.span, f.message.as_str()), (Code::JsonSyntax, *span, *message), "{src}");
+            assert_eq!(
+                (f.code, f.span, f.message.as_str()),
+                (Code::JsonSyntax, *span, *message),
+                "{src}"
+            );
         }
     }
 
@@ -1031,7 +1131,13 @@ mod tests {
     fn control_characters_are_reported_and_reading_goes_on() {
         let out = read(b"[\"a\tb\", 1e400]".to_vec());
         let found: Vec<_> = out.findings.iter().map(|f| (f.code, f.span)).collect();
-        assert_eq!(found, vec![(Code::JsonSyntax, Span::new(3, 4)), (Code::NumberOutOfRange, Span::new(8, 13))]);
+        assert_eq!(
+            found,
+            vec![
+                (Code::JsonSyntax, Span::new(3, 4)),
+                (Code::NumberOutOfRange, Span::new(8, 13))
+            ]
+        );
         assert!(out.document.is_some());
     }
 

@@ -215,14 +215,22 @@ impl Finding {
 /// Sorts findings into reading order: draft before definition, then by position, then code.
 pub fn sort_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (a.origin, a.span.start, a.span.end, a.code, &a.pointer, &a.message).cmp(&(
-            b.origin,
-            b.span.start,
-            b.span.end,
-            b.code,
-            &b.pointer,
-            &b.message,
-        ))
+        (
+            a.origin,
+            a.span.start,
+            a.span.end,
+            a.code,
+            &a.pointer,
+            &a.message,
+        )
+            .cmp(&(
+                b.origin,
+                b.span.start,
+                b.span.end,
+                b.code,
+                &b.pointer,
+                &b.message,
+            ))
     });
 }
 

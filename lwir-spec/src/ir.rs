@@ -197,10 +197,9 @@ impl<'d> Step<'d> {
 
     /// The lists of steps nested in this one.
     pub fn nested(&self) -> impl Iterator<Item = StepList<'_, 'd>> {
-        self.nested.iter().map(|(pointer, steps)| StepList {
-            pointer,
-            steps,
-        })
+        self.nested
+            .iter()
+            .map(|(pointer, steps)| StepList { pointer, steps })
     }
 }
 
@@ -217,7 +216,10 @@ fn steps_at<'d>(list: Option<&'d Node>, list_pointer: &str) -> Vec<Step<'d>> {
 }
 
 fn step(node: &Node, pointer: String) -> Step<'_> {
-    let kind = node.get("kind").and_then(Node::as_str).and_then(StepKind::parse);
+    let kind = node
+        .get("kind")
+        .and_then(Node::as_str)
+        .and_then(StepKind::parse);
     let mut nested = Vec::new();
     match kind {
         Some(StepKind::Map | StepKind::Loop) => {
@@ -227,7 +229,10 @@ fn step(node: &Node, pointer: String) -> Step<'_> {
         Some(StepKind::Branch) => {
             if let Some(cases) = node.get("cases").and_then(Node::as_array) {
                 for (i, case) in cases.iter().enumerate() {
-                    let p = pointer::join(&pointer::join_index(&pointer::join(&pointer, "cases"), i), "steps");
+                    let p = pointer::join(
+                        &pointer::join_index(&pointer::join(&pointer, "cases"), i),
+                        "steps",
+                    );
                     nested.push((p.clone(), steps_at(case.get("steps"), &p)));
                 }
             }

@@ -57,28 +57,73 @@ pub const ANNOTATION_KEYWORDS: &[&str] = &[
 
 /// JSON Schema keywords outside the subset, with why each is refused.
 pub const UNSUPPORTED_KEYWORDS: &[(&str, &str)] = &[
-    ("if", "conditional schemas make compatibility undecidable in general"),
-    ("then", "conditional schemas make compatibility undecidable in general"),
-    ("else", "conditional schemas make compatibility undecidable in general"),
+    (
+        "if",
+        "conditional schemas make compatibility undecidable in general",
+    ),
+    (
+        "then",
+        "conditional schemas make compatibility undecidable in general",
+    ),
+    (
+        "else",
+        "conditional schemas make compatibility undecidable in general",
+    ),
     ("not", "negation makes compatibility undecidable in general"),
-    ("dependentSchemas", "conditional schemas are outside the subset"),
-    ("dependentRequired", "conditional requirements are outside the subset"),
-    ("dependencies", "draft-07 conditional keyword, outside the subset"),
-    ("patternProperties", "properties are named explicitly in the subset"),
-    ("propertyNames", "properties are named explicitly in the subset"),
+    (
+        "dependentSchemas",
+        "conditional schemas are outside the subset",
+    ),
+    (
+        "dependentRequired",
+        "conditional requirements are outside the subset",
+    ),
+    (
+        "dependencies",
+        "draft-07 conditional keyword, outside the subset",
+    ),
+    (
+        "patternProperties",
+        "properties are named explicitly in the subset",
+    ),
+    (
+        "propertyNames",
+        "properties are named explicitly in the subset",
+    ),
     ("unevaluatedProperties", "use `additionalProperties`"),
     ("unevaluatedItems", "use `items` with `prefixItems`"),
-    ("additionalItems", "draft-07 keyword; use `items` with `prefixItems`"),
-    ("contains", "existential array constraints are outside the subset"),
-    ("minContains", "existential array constraints are outside the subset"),
-    ("maxContains", "existential array constraints are outside the subset"),
-    ("multipleOf", "divisibility constraints are outside the subset"),
+    (
+        "additionalItems",
+        "draft-07 keyword; use `items` with `prefixItems`",
+    ),
+    (
+        "contains",
+        "existential array constraints are outside the subset",
+    ),
+    (
+        "minContains",
+        "existential array constraints are outside the subset",
+    ),
+    (
+        "maxContains",
+        "existential array constraints are outside the subset",
+    ),
+    (
+        "multipleOf",
+        "divisibility constraints are outside the subset",
+    ),
     ("$id", "a schema inside LWIR cannot change its base URI"),
     ("$anchor", "use `$defs` with `#/$defs/<name>` references"),
     ("$dynamicRef", "dynamic references are outside the subset"),
-    ("$dynamicAnchor", "dynamic references are outside the subset"),
+    (
+        "$dynamicAnchor",
+        "dynamic references are outside the subset",
+    ),
     ("$recursiveRef", "dynamic references are outside the subset"),
-    ("$recursiveAnchor", "dynamic references are outside the subset"),
+    (
+        "$recursiveAnchor",
+        "dynamic references are outside the subset",
+    ),
     ("$vocabulary", "vocabularies are fixed by lwirc"),
     ("definitions", "draft-07 keyword; use `$defs`"),
 ];
@@ -104,16 +149,33 @@ mod tests {
     fn meta_schema_knows_the_fields_of_every_step_kind() {
         use crate::ir::{COMMON_STEP_FIELDS, StepKind};
         let v: serde_json::Value = serde_json::from_str(LWIR_META_SCHEMA).unwrap();
-        let common: Vec<&str> = v["$defs"]["step"]["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        let common: Vec<&str> = v["$defs"]["step"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(sorted(common), sorted(COMMON_STEP_FIELDS.to_vec()));
         for kind in StepKind::ALL {
             let props = v["$defs"][kind.as_str()]["properties"].as_object().unwrap();
             let fields: Vec<&str> = props.keys().map(String::as_str).collect();
-            assert_eq!(sorted(fields), sorted(kind.fields().to_vec()), "{}", kind.as_str());
+            assert_eq!(
+                sorted(fields),
+                sorted(kind.fields().to_vec()),
+                "{}",
+                kind.as_str()
+            );
         }
         let kinds: Vec<&str> = v["$defs"]["step"]["properties"]["kind"]["enum"]
-            .as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
-        assert_eq!(kinds, StepKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>());
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            StepKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()
+        );
     }
 
     fn sorted(mut v: Vec<&str>) -> Vec<&str> {

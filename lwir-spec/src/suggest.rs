@@ -66,6 +66,9 @@ mod tests {
 
     #[test]
     fn ties_are_not_machine_applicable() {
-        assert_eq!(suggest("ab", ["aa", "bb"]), Some(("aa", Applicability::MaybeIncorrect)));
+        assert_eq!(
+            suggest("ab", ["aa", "bb"]),
+            Some(("aa", Applicability::MaybeIncorrect))
+        );
     }
 }

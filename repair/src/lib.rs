@@ -34,8 +34,14 @@ mod tests {
         apply(
             &mut doc,
             &[
-                PatchOp::Replace { path: "/steps/0/tool".into(), value: json!("a.c") },
-                PatchOp::Move { from: "/steps/0/agrs".into(), path: "/steps/0/args".into() },
+                PatchOp::Replace {
+                    path: "/steps/0/tool".into(),
+                    value: json!("a.c"),
+                },
+                PatchOp::Move {
+                    from: "/steps/0/agrs".into(),
+                    path: "/steps/0/args".into(),
+                },
             ],
         )
         .unwrap();
@@ -48,8 +54,13 @@ mod tests {
         let err = apply(
             &mut doc,
             &[
-                PatchOp::Replace { path: "/a".into(), value: json!(2) },
-                PatchOp::Remove { path: "/missing".into() },
+                PatchOp::Replace {
+                    path: "/a".into(),
+                    value: json!(2),
+                },
+                PatchOp::Remove {
+                    path: "/missing".into(),
+                },
             ],
         );
         assert!(matches!(err, Err(ApplyError::Rejected(_))));

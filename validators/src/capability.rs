@@ -14,21 +14,32 @@ use crate::literal::is_literal;
 use crate::{Context, head, one_of};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    let Some((_, def)) = &cx.definition else { return };
+    let Some((_, def)) = &cx.definition else {
+        return;
+    };
     // One compiled input schema per tool, however many steps call it.
     let mut compiled: HashMap<&str, Option<jsonschema::Validator>> = HashMap::new();
     cx.draft.walk(&mut |step| match step.kind {
         Some(StepKind::ToolCall) => {
-            let Some(tool_node) = step.field("tool") else { return };
+            let Some(tool_node) = step.field("tool") else {
+                return;
+            };
             let Some(tool) = resolve(def, tool_node, step.pointer_to("tool"), out) else {
                 return;
             };
             arguments(step, tool_node, tool, &mut compiled, out);
         }
         Some(StepKind::ModelCall) => {
-            let Some(tools) = step.field("tools").and_then(Node::as_array) else { return };
+            let Some(tools) = step.field("tools").and_then(Node::as_array) else {
+                return;
+            };
             for (i, node) in tools.iter().enumerate() {
-                resolve(def, node, pointer::join_index(&step.pointer_to("tools"), i), out);
+                resolve(
+                    def,
+                    node,
+                    pointer::join_index(&step.pointer_to("tools"), i),
+                    out,
+                );
             }
         }
         _ => {}
@@ -46,7 +57,12 @@ fn resolve<'d, 'a>(
     if let Some(tool) = def.tool(id) {
         return Some(tool);
     }
-    let mut finding = Finding::new(Code::UnknownTool, at.clone(), node.span, format!("unknown tool `{id}`"));
+    let mut finding = Finding::new(
+        Code::UnknownTool,
+        at.clone(),
+        node.span,
+        format!("unknown tool `{id}`"),
+    );
     finding = match suggest(id, def.tools.iter().map(|t| t.id)) {
         Some((candidate, applicability)) => finding
             .with_help(format!("did you mean `{candidate}`?"))
@@ -76,8 +92,15 @@ fn arguments<'d>(
     }
     let given = |name: &str| args.and_then(|a| a.get(name)).is_some();
 
-    let required = schema.get("required").and_then(Node::as_array).unwrap_or_default();
-    for name in required.iter().filter_map(Node::as_str).filter(|n| !given(n)) {
+    let required = schema
+        .get("required")
+        .and_then(Node::as_array)
+        .unwrap_or_default();
+    for name in required
+        .iter()
+        .filter_map(Node::as_str)
+        .filter(|n| !given(n))
+    {
         let (at, span) = match args {
             Some(a) => (args_at.clone(), head(a.span)),
             None => (step.pointer_to("tool"), tool_node.span),
@@ -94,8 +117,14 @@ fn arguments<'d>(
     }
 
     let Some(args) = args else { return };
-    let properties = schema.get("properties").and_then(Node::as_object).unwrap_or_default();
-    let closed = matches!(schema.get("additionalProperties").map(|n| &n.value), Some(lwir_spec::Value::Bool(false)));
+    let properties = schema
+        .get("properties")
+        .and_then(Node::as_object)
+        .unwrap_or_default();
+    let closed = matches!(
+        schema.get("additionalProperties").map(|n| &n.value),
+        Some(lwir_spec::Value::Bool(false))
+    );
     if closed {
         for member in args.as_object().unwrap_or_default() {
             if properties.iter().any(|p| p.key == member.key) {
@@ -108,13 +137,19 @@ fn arguments<'d>(
                 member.key_span,
                 format!("`{}` takes no argument `{}`", tool.id, member.key),
             );
-            let absent = properties.iter().map(|p| p.key.as_str()).filter(|k| !given(k));
+            let absent = properties
+                .iter()
+                .map(|p| p.key.as_str())
+                .filter(|k| !given(k));
             finding = match suggest(&member.key, absent) {
                 Some((candidate, applicability)) => finding
                     .with_help(format!("did you mean `{candidate}`?"))
                     .with_fix(Fix {
                         applicability,
-                        patch: vec![PatchOp::Move { from: at, path: pointer::join(&args_at, candidate) }],
+                        patch: vec![PatchOp::Move {
+                            from: at,
+                            path: pointer::join(&args_at, candidate),
+                        }],
                     }),
                 None => finding.with_help(format!(
                     "`{}` takes {}",
@@ -161,7 +196,11 @@ fn arguments<'d>(
             Code::ToolArgumentMismatch,
             format!("{args_at}{path}"),
             node.span,
-            format!("argument `{name}` does not fit `{}`: {}", tool.id, mismatch(&error, node)),
+            format!(
+                "argument `{name}` does not fit `{}`: {}",
+                tool.id,
+                mismatch(&error, node)
+            ),
         ));
     }
 }
@@ -171,9 +210,11 @@ fn mismatch(error: &jsonschema::ValidationError<'_>, node: &Node) -> String {
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
                 jsonschema::error::TypeKind::Single(t) => t.to_string(),
-                jsonschema::error::TypeKind::Multiple(set) => {
-                    set.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or ")
-                }
+                jsonschema::error::TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
             };
             format!("expected {expected}, found {}", node.type_name())
         }
@@ -187,7 +228,11 @@ fn mismatch(error: &jsonschema::ValidationError<'_>, node: &Node) -> String {
         _ => {
             // jsonschema's message names the value; keep it readable for big ones.
             let text = error.to_string();
-            if text.len() > 160 { format!("{}…", &text[..text.floor_char_boundary(160)]) } else { text }
+            if text.len() > 160 {
+                format!("{}…", &text[..text.floor_char_boundary(160)])
+            } else {
+                text
+            }
         }
     }
 }

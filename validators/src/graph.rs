@@ -36,15 +36,26 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             first_over = Some((step.pointer.clone(), head(step.node.span)));
         }
         bounds(step, limits, out);
-        let Some(id_node) = step.field("id") else { return };
+        let Some(id_node) = step.field("id") else {
+            return;
+        };
         let Some(id) = id_node.as_str() else { return };
         let id_at = step.pointer_to("id");
         if let Some(&first) = index.get(id) {
             let first: &Vertex<'_> = &vertices[first];
             out.push(
-                Finding::new(Code::DuplicateStepId, id_at, id_node.span, format!("step id `{id}` is used twice"))
-                    .with_help("step ids must be unique in the whole document, nested steps included")
-                    .with_related(first.id_at.clone(), first.id_span, "first used here"),
+                Finding::new(
+                    Code::DuplicateStepId,
+                    id_at,
+                    id_node.span,
+                    format!("step id `{id}` is used twice"),
+                )
+                .with_help("step ids must be unique in the whole document, nested steps included")
+                .with_related(
+                    first.id_at.clone(),
+                    first.id_span,
+                    "first used here",
+                ),
             );
             return;
         }
@@ -54,10 +65,21 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             .unwrap_or_default()
             .iter()
             .enumerate()
-            .filter_map(|(i, n)| Some((n.as_str()?, pointer::join_index(&step.pointer_to("after"), i), n.span)))
+            .filter_map(|(i, n)| {
+                Some((
+                    n.as_str()?,
+                    pointer::join_index(&step.pointer_to("after"), i),
+                    n.span,
+                ))
+            })
             .collect();
         index.insert(id, vertices.len());
-        vertices.push(Vertex { id, id_span: id_node.span, id_at, after });
+        vertices.push(Vertex {
+            id,
+            id_span: id_node.span,
+            id_at,
+            after,
+        });
     });
 
     dangling_after(&vertices, &index, out);
@@ -72,10 +94,17 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     Code::TooManySteps,
                     "/steps",
                     steps.map_or(span, |m| m.key_span),
-                    format!("the draft has {count} steps; the definition allows at most {}", limits.max_steps),
+                    format!(
+                        "the draft has {count} steps; the definition allows at most {}",
+                        limits.max_steps
+                    ),
                 )
                 .with_help("nested steps count too; use `map` for work repeated per item")
-                .with_related(at, span, format!("step {} is over the limit", limits.max_steps + 1)),
+                .with_related(
+                    at,
+                    span,
+                    format!("step {} is over the limit", limits.max_steps + 1),
+                ),
             );
         }
     }
@@ -93,14 +122,19 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
                         Code::CodeBodyTooLarge,
                         step.pointer_to("body"),
                         head(body.span),
-                        format!("`code.run` body is {} bytes; the limit is {MAX_CODE_BODY_BYTES}", text.len()),
+                        format!(
+                            "`code.run` body is {} bytes; the limit is {MAX_CODE_BODY_BYTES}",
+                            text.len()
+                        ),
                     )
                     .with_help("keep bodies small and reviewable; larger logic belongs in a tool"),
                 );
             }
         }
         Some(StepKind::Map) => {
-            let (Some(limits), Some(node)) = (limits, step.field("max_parallel")) else { return };
+            let (Some(limits), Some(node)) = (limits, step.field("max_parallel")) else {
+                return;
+            };
             if let Some(n) = node.as_i64()
                 && n > 0
                 && n as u64 > limits.max_parallel
@@ -111,14 +145,23 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
                         Code::ParallelismOverLimit,
                         at.clone(),
                         node.span,
-                        format!("`max_parallel` is {n}; the definition allows at most {}", limits.max_parallel),
+                        format!(
+                            "`max_parallel` is {n}; the definition allows at most {}",
+                            limits.max_parallel
+                        ),
                     )
-                    .with_fix(Fix::replace(Applicability::MachineApplicable, at, limits.max_parallel)),
+                    .with_fix(Fix::replace(
+                        Applicability::MachineApplicable,
+                        at,
+                        limits.max_parallel,
+                    )),
                 );
             }
         }
         Some(StepKind::Loop) => {
-            let (Some(limits), Some(node)) = (limits, step.field("max_iterations")) else { return };
+            let (Some(limits), Some(node)) = (limits, step.field("max_iterations")) else {
+                return;
+            };
             if let Some(n) = node.as_i64()
                 && n > 0
                 && n as u64 > limits.max_loop_iterations
@@ -192,7 +235,9 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
                 continue;
             };
             *edge += 1;
-            let Some(&w) = index.get(target) else { continue };
+            let Some(&w) = index.get(target) else {
+                continue;
+            };
             match mark[w] {
                 Mark::New => {
                     mark[w] = Mark::Open;
@@ -201,7 +246,8 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
                 Mark::Open if !in_reported_cycle[w] => {
                     let start = stack.iter().position(|&(u, _)| u == w).unwrap_or(0);
                     // Each vertex on the path with the edge it follows to the next.
-                    let path: Vec<(usize, usize)> = stack[start..].iter().map(|&(u, e)| (u, e - 1)).collect();
+                    let path: Vec<(usize, usize)> =
+                        stack[start..].iter().map(|&(u, e)| (u, e - 1)).collect();
                     for &(u, _) in &path {
                         in_reported_cycle[u] = true;
                     }
@@ -227,13 +273,19 @@ fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
     .with_help("no step of a cycle can ever start; remove one of these `after` entries");
     for &(u, e) in &path[..path.len() - 1] {
         let (target, at, span) = &vertices[u].after[e];
-        finding = finding.with_related(at.clone(), *span, format!("`{}` runs after `{target}`", vertices[u].id));
+        finding = finding.with_related(
+            at.clone(),
+            *span,
+            format!("`{}` runs after `{target}`", vertices[u].id),
+        );
     }
     finding
 }
 
 fn workflow_name(cx: &Context<'_>, expected: Option<&str>, out: &mut Vec<Finding>) {
-    let (Some(expected), Some(node)) = (expected, cx.draft.workflow()) else { return };
+    let (Some(expected), Some(node)) = (expected, cx.draft.workflow()) else {
+        return;
+    };
     let Some(name) = node.as_str() else { return };
     if name != expected {
         out.push(
@@ -244,7 +296,11 @@ fn workflow_name(cx: &Context<'_>, expected: Option<&str>, out: &mut Vec<Finding
                 format!("the draft is for workflow `{name}`, but the definition is `{expected}`"),
             )
             .with_help("check that the right definition was passed with `-d`")
-            .with_fix(Fix::replace(Applicability::MaybeIncorrect, "/workflow", expected)),
+            .with_fix(Fix::replace(
+                Applicability::MaybeIncorrect,
+                "/workflow",
+                expected,
+            )),
         );
     }
 }

@@ -9,7 +9,9 @@ use lwir_spec::{Applicability, Code, Finding, Fix, pointer};
 use crate::{Context, one_of};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    let Some((_, def)) = &cx.definition else { return };
+    let Some((_, def)) = &cx.definition else {
+        return;
+    };
     cx.draft.walk(&mut |step| {
         if step.kind == Some(StepKind::ModelCall) {
             model_call(def, step, out);
@@ -28,9 +30,15 @@ struct Needs<'d> {
 
 impl Needs<'_> {
     fn met_by(&self, slot: &ModelSlot<'_>) -> bool {
-        self.quality.is_none_or(|(q, _)| slot.quality().is_some_and(|s| s >= q))
-            && self.capabilities.iter().all(|(c, _, _)| slot.has_capability(c))
-            && self.context.is_none_or(|(n, _)| slot.context_tokens().is_some_and(|s| s >= n))
+        self.quality
+            .is_none_or(|(q, _)| slot.quality().is_some_and(|s| s >= q))
+            && self
+                .capabilities
+                .iter()
+                .all(|(c, _, _)| slot.has_capability(c))
+            && self
+                .context
+                .is_none_or(|(n, _)| slot.context_tokens().is_some_and(|s| s >= n))
             && (self.tools.is_none() || slot.has_capability("tool_use"))
     }
 }
@@ -48,13 +56,19 @@ fn needs<'d>(step: &Step<'d>) -> Needs<'d> {
             .filter_map(|(i, n)| Some((n.as_str()?, i, n)))
             .collect(),
         context: get("context_tokens").and_then(|n| Some((n.as_i64()?, n))),
-        tools: step.field("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty())),
+        tools: step
+            .field("tools")
+            .filter(|t| t.as_array().is_some_and(|a| !a.is_empty())),
     }
 }
 
 fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
-    let Some(model_node) = step.field("model") else { return };
-    let Some(id) = model_node.as_str() else { return };
+    let Some(model_node) = step.field("model") else {
+        return;
+    };
+    let Some(id) = model_node.as_str() else {
+        return;
+    };
     let model_at = step.pointer_to("model");
     let needs = needs(step);
     let Some(slot) = def.model(id) else {
@@ -69,20 +83,37 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
                 .with_help(format!("did you mean `{candidate}`?"))
                 .with_fix(Fix::replace(applicability, model_at, candidate)),
             None if def.models.is_empty() => finding.with_help("the definition has no model slots"),
-            None => finding.with_help(format!("the definition has {}", one_of(def.models.iter().map(|m| m.id)))),
+            None => finding.with_help(format!(
+                "the definition has {}",
+                one_of(def.models.iter().map(|m| m.id))
+            )),
         };
         out.push(finding);
         return;
     };
 
     // The one slot that would meet every requirement, offered as a switch.
-    let fitting: Vec<&str> = def.models.iter().filter(|m| needs.met_by(m)).map(|m| m.id).collect();
+    let fitting: Vec<&str> = def
+        .models
+        .iter()
+        .filter(|m| needs.met_by(m))
+        .map(|m| m.id)
+        .collect();
     let switch = |finding: Finding| match fitting.as_slice() {
         [only] => finding
-            .with_help(format!("slot `{only}` meets every requirement of this step"))
-            .with_fix(Fix::replace(Applicability::MaybeIncorrect, model_at.clone(), *only)),
+            .with_help(format!(
+                "slot `{only}` meets every requirement of this step"
+            ))
+            .with_fix(Fix::replace(
+                Applicability::MaybeIncorrect,
+                model_at.clone(),
+                *only,
+            )),
         [] => finding.with_help("no slot of the definition meets every requirement of this step"),
-        many => finding.with_help(format!("slots {} meet every requirement of this step", one_of(many.iter().copied()))),
+        many => finding.with_help(format!(
+            "slots {} meet every requirement of this step",
+            one_of(many.iter().copied())
+        )),
     };
 
     if let Some((quality, node)) = needs.quality {
@@ -93,7 +124,10 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
                 Code::ModelQualityTooLow,
                 pointer::join(&step.pointer_to("requires"), "quality"),
                 node.span,
-                format!("slot `{id}` is `{has}` quality; this step requires `{}`", quality.as_str()),
+                format!(
+                    "slot `{id}` is `{has}` quality; this step requires `{}`",
+                    quality.as_str()
+                ),
             )));
         }
     }
@@ -101,7 +135,10 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
         if !slot.has_capability(capability) {
             out.push(switch(Finding::new(
                 Code::ModelCapabilityMissing,
-                pointer::join_index(&pointer::join(&step.pointer_to("requires"), "capabilities"), *i),
+                pointer::join_index(
+                    &pointer::join(&step.pointer_to("requires"), "capabilities"),
+                    *i,
+                ),
                 node.span,
                 format!("slot `{id}` lacks capability `{capability}`, which this step requires"),
             )));
@@ -133,7 +170,9 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
 
 /// The definition's planner must name one of its own slots.
 fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
-    let Some(node) = def.root.get("planner").and_then(|p| p.get("model")) else { return };
+    let Some(node) = def.root.get("planner").and_then(|p| p.get("model")) else {
+        return;
+    };
     let Some(id) = node.as_str() else { return };
     if def.model(id).is_some() {
         return;

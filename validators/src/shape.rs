@@ -59,7 +59,13 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     });
 
     if let Some((doc, def)) = &cx.definition {
-        against_meta_schema(doc, workflow_meta(), Origin::Definition, &HashSet::new(), out);
+        against_meta_schema(
+            doc,
+            workflow_meta(),
+            Origin::Definition,
+            &HashSet::new(),
+            out,
+        );
         for key in ["input", "output"] {
             if let Some(schema) = def.root.get(key) {
                 subset::check(schema, format!("/{key}"), Origin::Definition, out);
@@ -68,7 +74,12 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         for tool in &def.tools {
             for key in ["input", "output"] {
                 if let Some(schema) = tool.node.get(key) {
-                    subset::check(schema, pointer::join(&tool.pointer, key), Origin::Definition, out);
+                    subset::check(
+                        schema,
+                        pointer::join(&tool.pointer, key),
+                        Origin::Definition,
+                        out,
+                    );
                 }
             }
         }
@@ -87,7 +98,11 @@ fn lwir_version(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 format!("LWIR version `{version}` is not supported"),
             )
             .with_help(format!("this lwirc implements LWIR `{LWIR_VERSION}`"))
-            .with_fix(Fix::replace(Applicability::MaybeIncorrect, "/lwir", LWIR_VERSION)),
+            .with_fix(Fix::replace(
+                Applicability::MaybeIncorrect,
+                "/lwir",
+                LWIR_VERSION,
+            )),
         );
     }
 }
@@ -102,14 +117,22 @@ fn against_meta_schema(
     let instance = doc.root().to_json();
     for error in meta.validator.iter_errors(&instance) {
         let at = error.instance_path().as_str().to_owned();
-        let Some(node) = doc.root().at(&at) else { continue };
+        let Some(node) = doc.root().at(&at) else {
+            continue;
+        };
         let schema_path = error.schema_path().as_str();
         let mut found = Vec::new();
         match error.kind() {
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let what = match node.get("kind").and_then(Node::as_str).and_then(StepKind::parse) {
-                    Some(kind) if kind.fields().contains(&name) => format!("`{}` step", kind.as_str()),
+                let what = match node
+                    .get("kind")
+                    .and_then(Node::as_str)
+                    .and_then(StepKind::parse)
+                {
+                    Some(kind) if kind.fields().contains(&name) => {
+                        format!("`{}` step", kind.as_str())
+                    }
                     _ => describe(&at, origin),
                 };
                 found.push(Finding::new(
@@ -128,7 +151,14 @@ fn against_meta_schema(
                 // A failed `then` drops its annotations, so a kind's own fields come back as
                 // "unevaluated" when the step lacks a required one; they are not unknown.
                 for key in unexpected.iter().filter(|k| !known.contains(k)) {
-                    found.push(unknown_field(doc, node, &at, key, &known, &describe(&at, origin)));
+                    found.push(unknown_field(
+                        doc,
+                        node,
+                        &at,
+                        key,
+                        &known,
+                        &describe(&at, origin),
+                    ));
                 }
             }
             ValidationErrorKind::Type { kind } => {
@@ -143,7 +173,12 @@ fn against_meta_schema(
                     Code::WrongType,
                     at.clone(),
                     node.span,
-                    format!("{} must be {}, found {}", describe(&at, origin), article(&expected), node.type_name()),
+                    format!(
+                        "{} must be {}, found {}",
+                        describe(&at, origin),
+                        article(&expected),
+                        node.type_name()
+                    ),
                 ));
             }
             ValidationErrorKind::Enum { options } => {
@@ -174,7 +209,10 @@ fn against_meta_schema(
                         Code::InvalidIdentifier,
                         key_pointer.clone(),
                         span,
-                        format!("`{name}` is not a valid {}", identifier_kind(&key_pointer, origin)),
+                        format!(
+                            "`{name}` is not a valid {}",
+                            identifier_kind(&key_pointer, origin)
+                        ),
                     )
                     .with_help(identifier_help(&key_pointer, origin)),
                 );
@@ -189,7 +227,11 @@ fn against_meta_schema(
             }
         }
         for f in found {
-            out.push(if origin == Origin::Definition { f.in_definition() } else { f });
+            out.push(if origin == Origin::Definition {
+                f.in_definition()
+            } else {
+                f
+            });
         }
     }
 }
@@ -206,7 +248,11 @@ fn known_fields(meta: &MetaSchema, schema_path: &str, node: &Node) -> Vec<String
         .unwrap_or_default();
     if parent == "/$defs/step" {
         known = COMMON_STEP_FIELDS.iter().map(|s| (*s).to_owned()).collect();
-        if let Some(kind) = node.get("kind").and_then(Node::as_str).and_then(StepKind::parse) {
+        if let Some(kind) = node
+            .get("kind")
+            .and_then(Node::as_str)
+            .and_then(StepKind::parse)
+        {
             known.extend(kind.fields().iter().map(|s| (*s).to_owned()));
         }
     }
@@ -229,7 +275,10 @@ fn unknown_field(
         span,
         format!("unknown field `{key}` in {what}"),
     );
-    let absent = known.iter().map(String::as_str).filter(|k| node.get(k).is_none());
+    let absent = known
+        .iter()
+        .map(String::as_str)
+        .filter(|k| node.get(k).is_none());
     match suggest(key, absent) {
         Some((candidate, applicability)) => {
             finding = finding
@@ -254,26 +303,38 @@ fn unknown_field(
 
 fn not_one_of(at: &str, node: &Node, options: &[&str], origin: Origin) -> Finding {
     let is_kind = at.ends_with("/kind") && origin == Origin::Draft;
-    let code = if is_kind { Code::UnknownStepKind } else { Code::InvalidValue };
+    let code = if is_kind {
+        Code::UnknownStepKind
+    } else {
+        Code::InvalidValue
+    };
     let shown = match node.as_str() {
         Some(s) => format!("`{s}`"),
         None => node.type_name().to_owned(),
     };
-    let what = if is_kind { "step kind".to_owned() } else { describe(at, origin) };
+    let what = if is_kind {
+        "step kind".to_owned()
+    } else {
+        describe(at, origin)
+    };
     let mut finding = Finding::new(
         code,
         at.to_owned(),
         node.span,
         format!("{shown} is not a known {what}"),
     );
-    let suggestion = node.as_str().and_then(|s| suggest(s, options.iter().copied()));
+    let suggestion = node
+        .as_str()
+        .and_then(|s| suggest(s, options.iter().copied()));
     match suggestion {
         Some((candidate, applicability)) => {
             finding = finding
                 .with_help(format!("did you mean `{candidate}`?"))
                 .with_fix(Fix::replace(applicability, at, candidate));
         }
-        None => finding = finding.with_help(format!("expected {}", one_of(options.iter().copied()))),
+        None => {
+            finding = finding.with_help(format!("expected {}", one_of(options.iter().copied())))
+        }
     }
     finding
 }
@@ -285,7 +346,9 @@ fn limit_message(kind: &ValidationErrorKind) -> String {
         ValidationErrorKind::MinItems { limit: 1 } => "must not be empty".to_owned(),
         ValidationErrorKind::MinItems { limit } => format!("must have at least {limit} items"),
         ValidationErrorKind::MinLength { limit: 1 } => "must not be empty".to_owned(),
-        ValidationErrorKind::MinLength { limit } => format!("must be at least {limit} characters long"),
+        ValidationErrorKind::MinLength { limit } => {
+            format!("must be at least {limit} characters long")
+        }
         ValidationErrorKind::UniqueItems => "must not list the same item twice".to_owned(),
         ValidationErrorKind::FalseSchema => "is not allowed here".to_owned(),
         other => format!("breaks the `{}` rule of the meta-schema", other.keyword()),
@@ -301,7 +364,9 @@ fn describe(at: &str, origin: Origin) -> String {
         (Origin::Draft, 0, _) => "the document".to_owned(),
         (Origin::Definition, 0, _) => "the definition".to_owned(),
         (_, _, Some(l)) if l.parse::<usize>().is_ok() && in_steps => "step".to_owned(),
-        (_, _, Some(l)) if l.parse::<usize>().is_ok() => format!("item {l} of `{}`", tokens[tokens.len() - 2]),
+        (_, _, Some(l)) if l.parse::<usize>().is_ok() => {
+            format!("item {l} of `{}`", tokens[tokens.len() - 2])
+        }
         (_, _, Some(l)) => format!("`{l}`"),
         _ => "value".to_owned(),
     }

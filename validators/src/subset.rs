@@ -42,7 +42,10 @@ impl Walker<'_, '_> {
             Value::Bool(_) => return,
             Value::Object(members) => members,
             _ => {
-                let message = format!("a schema must be an object or a boolean, found {}", node.type_name());
+                let message = format!(
+                    "a schema must be an object or a boolean, found {}",
+                    node.type_name()
+                );
                 self.invalid(at, node, message);
                 return;
             }
@@ -65,7 +68,10 @@ impl Walker<'_, '_> {
                     .with_help(*why),
                 );
             } else {
-                let absent = SUBSET_KEYWORDS.iter().copied().filter(|k| node.get(k).is_none());
+                let absent = SUBSET_KEYWORDS
+                    .iter()
+                    .copied()
+                    .filter(|k| node.get(k).is_none());
                 let mut finding = Finding::new(
                     Code::UnsupportedSchemaKeyword,
                     here.clone(),
@@ -109,40 +115,48 @@ impl Walker<'_, '_> {
                         self.schema(item, &pointer::join_index(at, i));
                     }
                 }
-                _ => self.invalid(at, value, format!("`{key}` must be a non-empty list of schemas")),
+                _ => self.invalid(
+                    at,
+                    value,
+                    format!("`{key}` must be a non-empty list of schemas"),
+                ),
             },
             "required" => {
                 let ok = value.as_array().is_some_and(|items| {
                     items.iter().all(|i| i.as_str().is_some())
-                        && items.iter().enumerate().all(|(n, i)| !items[..n].contains(i))
+                        && items
+                            .iter()
+                            .enumerate()
+                            .all(|(n, i)| !items[..n].contains(i))
                 });
                 if !ok {
-                    self.invalid(at, value, "`required` must be a list of distinct property names".to_owned());
+                    self.invalid(
+                        at,
+                        value,
+                        "`required` must be a list of distinct property names".to_owned(),
+                    );
                 }
             }
-            "enum" => {
-                if value.as_array().is_none_or(<[Node]>::is_empty) {
-                    self.invalid(at, value, "`enum` must be a non-empty list".to_owned());
-                }
+            "enum" if value.as_array().is_none_or(<[Node]>::is_empty) => {
+                self.invalid(at, value, "`enum` must be a non-empty list".to_owned());
             }
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                if value.as_number().is_none() {
-                    self.invalid(at, value, format!("`{key}` must be a number"));
-                }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum"
+                if value.as_number().is_none() =>
+            {
+                self.invalid(at, value, format!("`{key}` must be a number"));
             }
-            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
-                if value.as_i64().is_none_or(|n| n < 0) {
-                    self.invalid(at, value, format!("`{key}` must be a non-negative integer"));
-                }
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties"
+                if value.as_i64().is_none_or(|n| n < 0) =>
+            {
+                self.invalid(at, value, format!("`{key}` must be a non-negative integer"));
             }
-            "uniqueItems" => {
-                if !matches!(value.value, Value::Bool(_)) {
-                    self.invalid(at, value, "`uniqueItems` must be a boolean".to_owned());
-                }
+            "uniqueItems" if !matches!(value.value, Value::Bool(_)) => {
+                self.invalid(at, value, "`uniqueItems` must be a boolean".to_owned());
             }
             "pattern" => self.pattern(value, at),
             "$ref" => self.reference(value, at),
-            // `const` takes any value.
+            // Well-formed values of the keywords above; `const` takes any value.
             _ => {}
         }
     }
@@ -156,13 +170,21 @@ impl Walker<'_, '_> {
                 .map(|(i, n)| (n, pointer::join_index(at, i)))
                 .collect(),
             _ => {
-                self.invalid(at, value, "`type` must be a type name or a non-empty list of them".to_owned());
+                self.invalid(
+                    at,
+                    value,
+                    "`type` must be a type name or a non-empty list of them".to_owned(),
+                );
                 return;
             }
         };
         for (node, here) in names {
             let Some(name) = node.as_str() else {
-                self.invalid(&here, node, "`type` lists type names, which are strings".to_owned());
+                self.invalid(
+                    &here,
+                    node,
+                    "`type` lists type names, which are strings".to_owned(),
+                );
                 continue;
             };
             if TYPE_NAMES.contains(&name) {
@@ -194,7 +216,11 @@ impl Walker<'_, '_> {
         };
         // The same regex engine that will evaluate the pattern judges it.
         if jsonschema::validator_for(&serde_json::json!({ "pattern": text })).is_err() {
-            self.invalid(at, value, format!("`{text}` is not a valid regular expression"));
+            self.invalid(
+                at,
+                value,
+                format!("`{text}` is not a valid regular expression"),
+            );
         }
     }
 
@@ -208,7 +234,9 @@ impl Walker<'_, '_> {
         }
         let name = target.strip_prefix("#/$defs/").and_then(|rest| {
             let tokens = pointer::tokens(&format!("/{rest}"))?;
-            (tokens.len() == 1).then(|| tokens.into_iter().next()).flatten()
+            (tokens.len() == 1)
+                .then(|| tokens.into_iter().next())
+                .flatten()
         });
         let Some(name) = name else {
             self.push(
@@ -240,7 +268,10 @@ impl Walker<'_, '_> {
                     .with_fix(Fix::replace(applicability, at, fixed))
             }
             None if self.defs.is_empty() => finding.with_help("this schema has no `$defs`"),
-            None => finding.with_help(format!("`$defs` has {}", crate::one_of(self.defs.iter().copied()))),
+            None => finding.with_help(format!(
+                "`$defs` has {}",
+                crate::one_of(self.defs.iter().copied())
+            )),
         };
         self.push(finding);
     }

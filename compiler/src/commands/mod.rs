@@ -12,15 +12,26 @@ use lwirc::pipeline::Source;
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
     if path == "-" {
         let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
-        return Ok(Source { name: "<stdin>".to_owned(), bytes });
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read standard input")?;
+        return Ok(Source {
+            name: "<stdin>".to_owned(),
+            bytes,
+        });
     }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
-    Ok(Source { name: path.to_owned(), bytes })
+    Ok(Source {
+        name: path.to_owned(),
+        bytes,
+    })
 }
 
 /// Reads the draft and the definition, refusing to read standard input twice.
-pub(crate) fn read_pair(draft: &str, definition: Option<&str>) -> anyhow::Result<(Source, Option<Source>)> {
+pub(crate) fn read_pair(
+    draft: &str,
+    definition: Option<&str>,
+) -> anyhow::Result<(Source, Option<Source>)> {
     if draft == "-" && definition == Some("-") {
         bail!("only one of DRAFT and --definition can be `-` (standard input)");
     }

@@ -52,11 +52,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let text = match args.format {
         Format::Human => human::render(
             &validation,
-            human::HumanOptions { color: args.color.enabled(), ..Default::default() },
+            human::HumanOptions {
+                color: args.color.enabled(),
+                ..Default::default()
+            },
         ),
         Format::Json => json::render(&validation) + "\n",
         Format::Sarif => sarif::render(&validation) + "\n",
     };
     print(&text)?;
-    Ok(if validation.has_errors() { exit::FINDINGS } else { exit::OK })
+    Ok(if validation.has_errors() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
 }

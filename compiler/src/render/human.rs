@@ -29,13 +29,20 @@ pub struct HumanOptions {
 
 impl Default for HumanOptions {
     fn default() -> Self {
-        Self { color: false, width: 100 }
+        Self {
+            color: false,
+            width: 100,
+        }
     }
 }
 
 /// The report of `validation` for a terminal.
 pub fn render(validation: &Validation, options: HumanOptions) -> String {
-    let theme = if options.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let theme = if options.color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(options.width)
         .with_links(false);
@@ -94,7 +101,11 @@ impl std::error::Error for FindingDiagnostic<'_> {}
 
 impl Diagnostic for FindingDiagnostic<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new(format!("{}/{}", self.finding.code, self.finding.code.name())))
+        Some(Box::new(format!(
+            "{}/{}",
+            self.finding.code,
+            self.finding.code.name()
+        )))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
@@ -125,7 +136,11 @@ impl Diagnostic for FindingDiagnostic<'_> {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let f = self.finding;
-        let pointer = if f.pointer.is_empty() { "(document root)".to_owned() } else { f.pointer.clone() };
+        let pointer = if f.pointer.is_empty() {
+            "(document root)".to_owned()
+        } else {
+            f.pointer.clone()
+        };
         let primary = LabeledSpan::new_primary_with_span(Some(pointer), span(f.span));
         let related = f
             .related
@@ -171,14 +186,26 @@ impl SnippetSource {
         // `?` stands for each byte that is not UTF-8, so offsets stay those of the file.
         let text = display_text(&source.bytes);
         let lines = LineIndex::new(text.as_bytes());
-        Self { name: source.name.clone(), text, lines }
+        Self {
+            name: source.name.clone(),
+            text,
+            lines,
+        }
     }
 
     /// The end of 0-based `line`, before its line break.
     fn line_end(&self, line: usize) -> usize {
-        let end = if line + 1 < self.lines.line_count() { self.lines.line_start(line + 1) - 1 } else { self.text.len() };
+        let end = if line + 1 < self.lines.line_count() {
+            self.lines.line_start(line + 1) - 1
+        } else {
+            self.text.len()
+        };
         let bytes = self.text.as_bytes();
-        if end > self.lines.line_start(line) && bytes.get(end - 1) == Some(&b'\r') { end - 1 } else { end }
+        if end > self.lines.line_start(line) && bytes.get(end - 1) == Some(&b'\r') {
+            end - 1
+        } else {
+            end
+        }
     }
 
     fn floor(&self, mut at: usize) -> usize {
@@ -218,10 +245,16 @@ impl SourceCode for SnippetSource {
             // A very long line: show a window of it, without context lines.
             from_line = first;
             to_line = first;
-            data_start = self.floor(start.saturating_sub(WINDOW_CONTEXT).max(self.lines.line_start(first)));
+            data_start = self.floor(
+                start
+                    .saturating_sub(WINDOW_CONTEXT)
+                    .max(self.lines.line_start(first)),
+            );
             data_end = self.ceil((end + WINDOW_CONTEXT).min(self.line_end(first)));
         }
-        let column = self.text[self.lines.line_start(first)..start].chars().count();
+        let column = self.text[self.lines.line_start(first)..start]
+            .chars()
+            .count();
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),
             &self.text.as_bytes()[data_start..data_end.max(data_start)],

@@ -88,7 +88,8 @@ pub fn render(validation: &Validation) -> String {
             code: f.code.as_str(),
             severity: f.severity.as_str(),
             message: &f.message,
-            file: (f.origin == Origin::Definition).then(|| validation.source(f.origin).name.as_str()),
+            file: (f.origin == Origin::Definition)
+                .then(|| validation.source(f.origin).name.as_str()),
             pointer: &f.pointer,
             span: span(f.origin, f.span),
             help: f.help.as_deref(),

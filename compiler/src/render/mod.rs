@@ -22,7 +22,10 @@ impl<'a> Locators<'a> {
     pub(crate) fn new(validation: &'a Validation) -> Self {
         Self {
             draft: Locator::new(&validation.draft.bytes),
-            definition: validation.definition.as_ref().map(|d| Locator::new(&d.bytes)),
+            definition: validation
+                .definition
+                .as_ref()
+                .map(|d| Locator::new(&d.bytes)),
         }
     }
 

@@ -199,7 +199,10 @@ pub fn render(validation: &Validation) -> String {
         .collect();
     let artifact = |origin: Origin| {
         let index = usize::from(origin == Origin::Definition && validation.definition.is_some());
-        ArtifactLocation { uri: &sources[index].name, index }
+        ArtifactLocation {
+            uri: &sources[index].name,
+            index,
+        }
     };
 
     // Rules: the codes that occur, in code order.
@@ -219,12 +222,28 @@ pub fn render(validation: &Validation) -> String {
             message.push_str("\nhelp: ");
             message.push_str(help);
         }
-        let locations = vec![located(&mut locators, artifact(f.origin), f.span, &f.pointer, None, None)];
+        let locations = vec![located(
+            &mut locators,
+            artifact(f.origin),
+            f.span,
+            &f.pointer,
+            None,
+            None,
+        )];
         let related_locations = f
             .related
             .iter()
             .enumerate()
-            .map(|(i, r)| located(&mut locators, artifact(r.origin), r.span, &r.pointer, Some(i), Some(&r.message)))
+            .map(|(i, r)| {
+                located(
+                    &mut locators,
+                    artifact(r.origin),
+                    r.span,
+                    &r.pointer,
+                    Some(i),
+                    Some(&r.message),
+                )
+            })
             .collect();
         results.push(SarifResult {
             rule_id: f.code.as_str(),
@@ -233,7 +252,9 @@ pub fn render(validation: &Validation) -> String {
             message: Text { text: message },
             locations,
             related_locations,
-            fixes: text_fix(validation, f, artifact(f.origin)).into_iter().collect(),
+            fixes: text_fix(validation, f, artifact(f.origin))
+                .into_iter()
+                .collect(),
             properties: ResultProperties {
                 name: f.code.name(),
                 pointer: &f.pointer,
@@ -245,7 +266,13 @@ pub fn render(validation: &Validation) -> String {
     let artifacts = sources
         .iter()
         .enumerate()
-        .map(|(index, s)| Artifact { location: ArtifactLocation { uri: &s.name, index }, length: s.bytes.len() })
+        .map(|(index, s)| Artifact {
+            location: ArtifactLocation {
+                uri: &s.name,
+                index,
+            },
+            length: s.bytes.len(),
+        })
         .collect();
     let log = Log {
         schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -276,7 +303,11 @@ fn located<'a>(
     id: Option<usize>,
     message: Option<&str>,
 ) -> Location<'a> {
-    let origin = if artifact.index == 0 { Origin::Draft } else { Origin::Definition };
+    let origin = if artifact.index == 0 {
+        Origin::Draft
+    } else {
+        Origin::Definition
+    };
     let start = locators.locate(origin, span.start);
     let end = locators.locate(origin, span.end);
     Location {
@@ -312,8 +343,12 @@ fn rule(code: Code) -> Rule {
     Rule {
         id: code.as_str(),
         name: code.name(),
-        short_description: Text { text: code.summary().to_owned() },
-        full_description: Text { text: code.summary().to_owned() },
+        short_description: Text {
+            text: code.summary().to_owned(),
+        },
+        full_description: Text {
+            text: code.summary().to_owned(),
+        },
         help: Help {
             text: format!("{docs}\nRun `lwirc explain {code}` for this text in a terminal."),
             markdown: docs,
@@ -324,18 +359,28 @@ fn rule(code: Code) -> Rule {
                 lwir_spec::Severity::Warning => "warning",
             },
         },
-        properties: RuleProperties { validator: code.validator().as_str() },
+        properties: RuleProperties {
+            validator: code.validator().as_str(),
+        },
     }
 }
 
 /// The fix of `f` as a text edit, when its patch is one that maps to text: replacing a value,
 /// or renaming a key within its object.
-fn text_fix<'a>(validation: &'a Validation, f: &Finding, at: ArtifactLocation<'a>) -> Option<SarifFix<'a>> {
+fn text_fix<'a>(
+    validation: &'a Validation,
+    f: &Finding,
+    at: ArtifactLocation<'a>,
+) -> Option<SarifFix<'a>> {
     let fix = f.fix.as_ref()?;
-    let [op] = fix.patch.as_slice() else { return None };
+    let [op] = fix.patch.as_slice() else {
+        return None;
+    };
     let doc = validation.document(f.origin)?;
     let (span, text) = match op {
-        PatchOp::Replace { path, value } => (doc.span_of(path)?, serde_json::to_string(value).ok()?),
+        PatchOp::Replace { path, value } => {
+            (doc.span_of(path)?, serde_json::to_string(value).ok()?)
+        }
         PatchOp::Move { from, path } => {
             let (from_parent, _) = from.rsplit_once('/')?;
             let (to_parent, _) = path.rsplit_once('/')?;
@@ -343,18 +388,28 @@ fn text_fix<'a>(validation: &'a Validation, f: &Finding, at: ArtifactLocation<'a
                 return None;
             }
             let new_key = pointer::tokens(path)?.pop()?;
-            (doc.key_span_of(from)?, serde_json::to_string(&new_key).ok()?)
+            (
+                doc.key_span_of(from)?,
+                serde_json::to_string(&new_key).ok()?,
+            )
         }
         _ => return None,
     };
     Some(SarifFix {
         description: Text {
-            text: format!("{} ({})", f.help.as_deref().unwrap_or("apply the fix"), fix.applicability.as_str()),
+            text: format!(
+                "{} ({})",
+                f.help.as_deref().unwrap_or("apply the fix"),
+                fix.applicability.as_str()
+            ),
         },
         artifact_changes: vec![ArtifactChange {
             artifact_location: at,
             replacements: vec![Replacement {
-                deleted_region: ByteRegion { byte_offset: span.start, byte_length: span.len() },
+                deleted_region: ByteRegion {
+                    byte_offset: span.start,
+                    byte_length: span.len(),
+                },
                 inserted_content: InsertedContent { text },
             }],
         }],
