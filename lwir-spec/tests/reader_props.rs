@@ -1,0 +1,84 @@
+//! Properties of the spanned reader: it never panics, its spans stay inside the input, and
+//! on documents `serde_json` accepts (and that have no I-JSON problem) it agrees with it.
+
+use lwir_spec::Code;
+use lwir_spec::document::read;
+use proptest::prelude::*;
+
+/// Arbitrary JSON-ish text: mostly structural characters, so that the reader gets deep.
+fn jsonish() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("{".to_owned()),
+            Just("}".to_owned()),
+            Just("[".to_owned()),
+            Just("]".to_owned()),
+            Just(",".to_owned()),
+            Just(":".to_owned()),
+            Just("\"a\"".to_owned()),
+            Just("\"\\ud800\"".to_owned()),
+            Just("\"\\u00e9\\n\"".to_owned()),
+            Just("1e400".to_owned()),
+            Just("-0.5".to_owned()),
+            Just("9007199254740993".to_owned()),
+            Just("true".to_owned()),
+            Just("null".to_owned()),
+            Just(" ".to_owned()),
+            "\\PC{0,3}",
+        ],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+/// Valid JSON values built from serde_json, rendered compactly or pretty.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        (-(1i64 << 53) + 1..(1i64 << 53)).prop_map(serde_json::Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(serde_json::Value::from),
+        "\\PC{0,8}".prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+            proptest::collection::btree_map("\\PC{0,6}", inner, 0..6)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics_and_spans_stay_inside(text in jsonish(), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        for input in [text.into_bytes(), bytes] {
+            let len = input.len();
+            let out = read(input);
+            for f in &out.findings {
+                prop_assert!(f.span.start <= f.span.end && f.span.end <= len, "{f:?}");
+                for r in &f.related {
+                    prop_assert!(r.span.end <= len);
+                }
+            }
+            if out.document.is_none() {
+                prop_assert!(out.findings.iter().any(|f| matches!(f.code, Code::JsonSyntax | Code::NestingTooDeep)));
+            }
+        }
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_valid_documents(value in json_value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+        let out = read(text.clone().into_bytes());
+        prop_assert!(out.findings.is_empty(), "{:?}", out.findings);
+        let doc = out.document.unwrap();
+        let reparsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(doc.root().to_json(), reparsed);
+        prop_assert_eq!(doc.root().span.start, text.len() - text.trim_start().len());
+    }
+}
