@@ -23,7 +23,7 @@
 //!   U+2028 and all non-ASCII included, is written as raw UTF-8.
 //! - Numbers: every number is taken as its IEEE 754 double and written as ECMAScript's
 //!   `Number.prototype.toString` does (shortest round-trip digits, exponent form outside
-//!   `1e-7 <= |x| < 1e21`, `-0` as `0`). Integers written exactly in the source are still
+//!   `1e-6 <= |x| < 1e21`, `-0` as `0`). Integers written exactly in the source are still
 //!   formatted from their double, as the RFC requires.
 //!
 //! Nodes from [`lwir_spec::document::read`] are always finite and their object keys unique,

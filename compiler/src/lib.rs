@@ -5,6 +5,6 @@
 //! The `lwirc` binary (`src/main.rs`) is a thin layer over this library: it reads files,
 //! calls [`pipeline::validate`], renders, and maps the outcome to an exit code.
 
+pub mod canon;
 pub mod pipeline;
 pub mod render;
-pub mod canon;

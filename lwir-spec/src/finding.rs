@@ -91,7 +91,9 @@ pub enum PatchOp {
 pub struct Fix {
     /// Whether the fix may be applied unattended.
     pub applicability: Applicability,
-    /// The edit, as an RFC 6902 JSON Patch against the draft.
+    /// The edit, as an RFC 6902 JSON Patch against the file the finding points into: the
+    /// draft, or the definition for a finding of [`Origin::Definition`]. The repair loop
+    /// applies only fixes to the draft.
     pub patch: Vec<PatchOp>,
 }
 

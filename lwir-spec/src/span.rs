@@ -116,15 +116,29 @@ impl<'a> Locator<'a> {
             self.cursor = self.index.line_start(line);
             self.cursor_column = 0;
         }
-        // UTF-8 continuation bytes do not start a character.
-        self.cursor_column += self.bytes[self.cursor..offset]
-            .iter()
-            .filter(|&&b| (b & 0xC0) != 0x80)
-            .count();
+        self.cursor_column += columns(&self.bytes[self.cursor..offset]);
         self.cursor = offset;
         LineColumn {
             line: line + 1,
             column: self.cursor_column + 1,
+        }
+    }
+}
+
+/// How many columns `bytes` take: one per character, and one per byte that is not part of
+/// valid UTF-8 (as [`crate::document::display_text`] shows each such byte as `?`).
+fn columns(mut bytes: &[u8]) -> usize {
+    let mut n = 0;
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => return n + s.chars().count(),
+            Err(e) => {
+                let valid = e.valid_up_to();
+                n += std::str::from_utf8(&bytes[..valid]).map_or(0, |s| s.chars().count());
+                let bad = e.error_len().unwrap_or(bytes.len() - valid);
+                n += bad;
+                bytes = &bytes[valid + bad..];
+            }
         }
     }
 }
@@ -146,5 +160,13 @@ mod tests {
         // Going backwards restarts from the line start.
         assert_eq!(loc.locate(1), LineColumn { line: 1, column: 2 });
         assert_eq!(loc.locate(100), LineColumn { line: 3, column: 3 });
+    }
+
+    #[test]
+    fn invalid_bytes_take_one_column_each() {
+        let text = b"a\x94\xE9b\xC3\xA9c";
+        let mut loc = Locator::new(text);
+        assert_eq!(loc.locate(3), LineColumn { line: 1, column: 4 });
+        assert_eq!(loc.locate(6), LineColumn { line: 1, column: 6 });
     }
 }

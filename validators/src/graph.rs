@@ -26,6 +26,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
+    // `after` entries of steps that are not graph vertices (no id, or a repeated one).
+    let mut unplaced: Vec<(&str, String, Span)> = Vec::new();
     let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
 
     cx.draft.walk(&mut |step| {
@@ -36,10 +38,24 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             first_over = Some((step.pointer.clone(), head(step.node.span)));
         }
         bounds(step, limits, out);
-        let Some(id_node) = step.field("id") else {
+        let after: Vec<(&str, String, Span)> = step
+            .field("after")
+            .and_then(Node::as_array)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                Some((
+                    n.as_str()?,
+                    pointer::join_index(&step.pointer_to("after"), i),
+                    n.span,
+                ))
+            })
+            .collect();
+        let Some((id_node, id)) = step.field("id").and_then(|n| Some((n, n.as_str()?))) else {
+            unplaced.extend(after);
             return;
         };
-        let Some(id) = id_node.as_str() else { return };
         let id_at = step.pointer_to("id");
         if let Some(&first) = index.get(id) {
             let first: &Vertex<'_> = &vertices[first];
@@ -57,22 +73,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
                     "first used here",
                 ),
             );
+            // Not a vertex of its own, but its `after` entries must still name steps.
+            unplaced.extend(after);
             return;
         }
-        let after = step
-            .field("after")
-            .and_then(Node::as_array)
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| {
-                Some((
-                    n.as_str()?,
-                    pointer::join_index(&step.pointer_to("after"), i),
-                    n.span,
-                ))
-            })
-            .collect();
         index.insert(id, vertices.len());
         vertices.push(Vertex {
             id,
@@ -82,7 +86,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         });
     });
 
-    dangling_after(&vertices, &index, out);
+    dangling_after(&vertices, &unplaced, &index, out);
     cycles(&vertices, &index, out);
 
     if let Some((_, def)) = &cx.definition {
@@ -93,9 +97,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 Finding::new(
                     Code::TooManySteps,
                     "/steps",
-                    steps.map_or(span, |m| m.key_span),
+                    steps.map_or(span, |m| head(m.value.span)),
                     format!(
-                        "the draft has {count} steps; the definition allows at most {}",
+                        "the draft has {count} step{}; the definition allows at most {}",
+                        if count == 1 { "" } else { "s" },
                         limits.max_steps
                     ),
                 )
@@ -186,27 +191,37 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
     }
 }
 
-fn dangling_after(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<Finding>) {
-    for v in vertices {
-        for (target, at, span) in &v.after {
-            if index.contains_key(target) {
-                continue;
-            }
-            let mut finding = Finding::new(
-                Code::DanglingAfter,
-                at.clone(),
-                *span,
-                format!("`after` names `{target}`, which is not a step"),
-            );
-            let ids = vertices.iter().map(|v| v.id).filter(|id| *id != v.id);
-            finding = match suggest(target, ids) {
-                Some((candidate, applicability)) => finding
-                    .with_help(format!("did you mean `{candidate}`?"))
-                    .with_fix(Fix::replace(applicability, at.clone(), candidate)),
-                None => finding.with_help("remove it, or name the step that must finish first"),
-            };
-            out.push(finding);
+fn dangling_after(
+    vertices: &[Vertex<'_>],
+    unplaced: &[(&str, String, Span)],
+    index: &HashMap<&str, usize>,
+    out: &mut Vec<Finding>,
+) {
+    let entries = vertices
+        .iter()
+        .flat_map(|v| v.after.iter().map(move |a| (Some(v.id), a)))
+        .chain(unplaced.iter().map(|a| (None, a)));
+    for (own_id, (target, at, span)) in entries {
+        if index.contains_key(target) {
+            continue;
         }
+        let mut finding = Finding::new(
+            Code::DanglingAfter,
+            at.clone(),
+            *span,
+            format!("`after` names `{target}`, which is not a step"),
+        );
+        let ids = vertices
+            .iter()
+            .map(|v| v.id)
+            .filter(|id| Some(*id) != own_id);
+        finding = match suggest(target, ids) {
+            Some((candidate, applicability)) => finding
+                .with_help(format!("did you mean `{candidate}`?"))
+                .with_fix(Fix::replace(applicability, at.clone(), candidate)),
+            None => finding.with_help("remove it, or name the step that must finish first"),
+        };
+        out.push(finding);
     }
 }
 
@@ -243,15 +258,18 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
                     mark[w] = Mark::Open;
                     stack.push((w, 0));
                 }
-                Mark::Open if !in_reported_cycle[w] => {
+                Mark::Open => {
                     let start = stack.iter().position(|&(u, _)| u == w).unwrap_or(0);
                     // Each vertex on the path with the edge it follows to the next.
                     let path: Vec<(usize, usize)> =
                         stack[start..].iter().map(|&(u, e)| (u, e - 1)).collect();
-                    for &(u, _) in &path {
-                        in_reported_cycle[u] = true;
+                    // A cycle made only of vertices already shown in cycles adds nothing.
+                    if path.iter().any(|&(u, _)| !in_reported_cycle[u]) {
+                        for &(u, _) in &path {
+                            in_reported_cycle[u] = true;
+                        }
+                        out.push(cycle_finding(vertices, &path));
                     }
-                    out.push(cycle_finding(vertices, &path));
                 }
                 _ => {}
             }

@@ -64,12 +64,21 @@ pub(crate) fn head(span: Span) -> Span {
     Span::new(span.start, (span.start + 1).min(span.end))
 }
 
-/// `a`, `b` and `c` as "`a`, `b` or `c`".
+/// `a`, `b` and `c` as "`a`, `b` or `c`": alternatives.
 pub(crate) fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    listing(names, "or")
+}
+
+/// `a`, `b` and `c` as "`a`, `b` and `c`": all of them.
+pub(crate) fn all_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    listing(names, "and")
+}
+
+fn listing<'a>(names: impl IntoIterator<Item = &'a str>, conjunction: &str) -> String {
     let names: Vec<String> = names.into_iter().map(|n| format!("`{n}`")).collect();
     match names.split_last() {
         None => String::new(),
         Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
     }
 }

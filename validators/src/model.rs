@@ -6,7 +6,7 @@ use lwir_spec::ir::{Definition, ModelSlot, Quality, Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, pointer};
 
-use crate::{Context, one_of};
+use crate::{Context, all_of, one_of};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some((_, def)) = &cx.definition else {
@@ -112,14 +112,16 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
         [] => finding.with_help("no slot of the definition meets every requirement of this step"),
         many => finding.with_help(format!(
             "slots {} meet every requirement of this step",
-            one_of(many.iter().copied())
+            all_of(many.iter().copied())
         )),
     };
 
     if let Some((quality, node)) = needs.quality {
-        let has = slot.quality();
-        if has.is_none_or(|h| h < quality) {
-            let has = has.map_or("no known", Quality::as_str);
+        // A slot without a valid tier is the definition's shape finding, not this one.
+        if let Some(has) = slot.quality()
+            && has < quality
+        {
+            let has = has.as_str();
             out.push(switch(Finding::new(
                 Code::ModelQualityTooLow,
                 pointer::join(&step.pointer_to("requires"), "quality"),
@@ -183,8 +185,13 @@ fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
         node.span,
         format!("the planner uses unknown model slot `{id}`"),
     );
-    if let Some((candidate, _)) = suggest(id, def.models.iter().map(|m| m.id)) {
-        finding = finding.with_help(format!("did you mean `{candidate}`?"));
-    }
+    finding = match suggest(id, def.models.iter().map(|m| m.id)) {
+        Some((candidate, _)) => finding.with_help(format!("did you mean `{candidate}`?")),
+        None if def.models.is_empty() => finding.with_help("the definition has no model slots"),
+        None => finding.with_help(format!(
+            "the definition has {}",
+            one_of(def.models.iter().map(|m| m.id))
+        )),
+    };
     out.push(finding.in_definition());
 }

@@ -12,7 +12,7 @@ use lwir_spec::schemas::{LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
 
-use crate::{Context, head, one_of, subset};
+use crate::{Context, all_of, head, one_of, subset};
 
 /// A meta-schema: its JSON (to look up the fields a location allows) and its validator.
 struct MetaSchema {
@@ -292,7 +292,7 @@ fn unknown_field(
                 });
         }
         None => {
-            let names = one_of(known.iter().map(String::as_str));
+            let names = all_of(known.iter().map(String::as_str));
             finding = finding.with_help(format!(
                 "known fields are {names}; extensions must start with `x-`"
             ));
