@@ -84,17 +84,20 @@ fn bench(c: &mut Criterion) {
     for steps in [10, 1_000, 10_000, 100_000] {
         let bytes = draft(steps);
         let def = definition(steps);
+        let run = |bytes: &Vec<u8>| {
+            validate(
+                Source {
+                    name: "bench.json".into(),
+                    bytes: bytes.clone(),
+                },
+                Some(Source {
+                    name: "workflow.json".into(),
+                    bytes: def.clone(),
+                }),
+            )
+        };
         // Sanity: the generated draft is clean, so the whole pipeline (hash included) runs.
-        let check = validate(
-            Source {
-                name: "bench.json".into(),
-                bytes: bytes.clone(),
-            },
-            Some(Source {
-                name: "workflow.json".into(),
-                bytes: def.clone(),
-            }),
-        );
+        let check = run(&bytes);
         assert!(!check.has_errors(), "{:?}", check.findings.first());
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         if steps >= 10_000 {
@@ -107,18 +110,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(lwir_spec::document::read(bytes.clone())))
         });
         group.bench_with_input(BenchmarkId::new("lwirc", steps), &bytes, |b, bytes| {
-            b.iter(|| {
-                black_box(validate(
-                    Source {
-                        name: "bench.json".into(),
-                        bytes: bytes.clone(),
-                    },
-                    Some(Source {
-                        name: "workflow.json".into(),
-                        bytes: def.clone(),
-                    }),
-                ))
-            })
+            b.iter(|| black_box(run(bytes)))
         });
     }
     group.finish();

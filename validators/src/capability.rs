@@ -11,7 +11,7 @@ use lwir_spec::suggest::suggest;
 use lwir_spec::{Code, Finding, Fix, PatchOp, pointer};
 
 use crate::literal::is_literal;
-use crate::{Context, head, one_of};
+use crate::{Context, expected_types, head, one_of};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some((_, def)) = &cx.definition else {
@@ -208,15 +208,11 @@ fn arguments<'d>(
 fn mismatch(error: &jsonschema::ValidationError<'_>, node: &Node) -> String {
     match error.kind() {
         ValidationErrorKind::Type { kind } => {
-            let expected = match kind {
-                jsonschema::error::TypeKind::Single(t) => t.to_string(),
-                jsonschema::error::TypeKind::Multiple(set) => set
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-            };
-            format!("expected {expected}, found {}", node.type_name())
+            format!(
+                "expected {}, found {}",
+                expected_types(kind),
+                node.type_name()
+            )
         }
         ValidationErrorKind::Enum { options } => {
             let shown: Vec<String> = options

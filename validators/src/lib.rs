@@ -82,3 +82,15 @@ fn listing<'a>(names: impl IntoIterator<Item = &'a str>, conjunction: &str) -> S
         Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
     }
 }
+
+/// The types a JSON Schema `type` error expected, as `string` or `integer or null`.
+pub(crate) fn expected_types(kind: &jsonschema::error::TypeKind) -> String {
+    match kind {
+        jsonschema::error::TypeKind::Single(t) => t.to_string(),
+        jsonschema::error::TypeKind::Multiple(set) => set
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(" or "),
+    }
+}

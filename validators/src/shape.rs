@@ -5,14 +5,14 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
 use lwir_spec::ir::{COMMON_STEP_FIELDS, LWIR_VERSION, StepKind};
 use lwir_spec::schemas::{LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
 
-use crate::{Context, all_of, head, one_of, subset};
+use crate::{Context, all_of, expected_types, head, one_of, subset};
 
 /// A meta-schema: its JSON (to look up the fields a location allows) and its validator.
 struct MetaSchema {
@@ -162,13 +162,7 @@ fn against_meta_schema(
                 }
             }
             ValidationErrorKind::Type { kind } => {
-                let expected = match kind {
-                    TypeKind::Single(t) => format!("{t}"),
-                    TypeKind::Multiple(set) => {
-                        let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
-                        names.join(" or ")
-                    }
-                };
+                let expected = expected_types(kind);
                 found.push(Finding::new(
                     Code::WrongType,
                     at.clone(),
