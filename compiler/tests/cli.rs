@@ -302,3 +302,22 @@ fn ten_mistakes_give_ten_findings_in_one_run() {
         .collect();
     assert_eq!(found, expected);
 }
+
+#[test]
+fn a_problem_at_the_end_of_the_file_is_drawn_there() {
+    let out = lwirc_with_stdin(&["validate", "-"], Some(br#"{"a": [1, 2"#));
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("found the end of the file"), "{text}");
+    assert!(
+        text.contains("╰── /a"),
+        "the label is drawn after the last byte: {text}"
+    );
+    let json = lwirc_with_stdin(
+        &["validate", "-", "--format", "json"],
+        Some(br#"{"a": [1, 2"#),
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(report["findings"][0]["span"]["start"], 11);
+    assert_eq!(report["findings"][0]["span"]["end"], 11);
+}

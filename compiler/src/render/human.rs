@@ -183,8 +183,11 @@ const WINDOW_CONTEXT: usize = 60;
 
 impl SnippetSource {
     fn new(source: &Source) -> Self {
-        // `?` stands for each byte that is not UTF-8, so offsets stay those of the file.
-        let text = display_text(&source.bytes);
+        // `?` stands for each byte that is not UTF-8, so offsets stay those of the file; a
+        // trailing space gives a problem at the end of the file (`found the end of the
+        // file`) a place to be drawn.
+        let mut text = display_text(&source.bytes);
+        text.push(' ');
         let lines = LineIndex::new(text.as_bytes());
         Self {
             name: source.name.clone(),
