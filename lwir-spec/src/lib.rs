@@ -8,6 +8,7 @@
 
 pub mod codes;
 pub mod document;
+pub mod expr;
 pub mod finding;
 pub mod ir;
 pub mod pointer;

@@ -1,0 +1,13 @@
+//! The LWIR expression language: a whitelisted subset of CEL syntax, parsed with pest.
+//!
+//! - [`parse`]: the grammar (`grammar.pest`), expressions, and template strings;
+//! - [`ast`]: the syntax tree, with spans into the string it was read from;
+//! - [`functions`]: the whitelist — every function and macro an expression may call, with its
+//!   signatures and cost class — and the names that reach outside the sandbox.
+
+pub mod ast;
+pub mod functions;
+pub mod parse;
+
+pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+pub use parse::{Part, StringValue, SyntaxError, parse_expression, parse_string_value};

@@ -1,0 +1,770 @@
+//! Parsing expressions and template strings with the pest grammar in `grammar.pest`.
+
+use pest::Parser as _;
+use pest::error::{ErrorVariant, InputLocation};
+use pest::iterators::Pair;
+
+use super::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+use crate::span::Span;
+
+/// The generated parser (`Rule` names the grammar's rules).
+#[allow(missing_docs)] // reason: pest_derive generates the `Rule` enum without docs
+mod grammar {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "expr/grammar.pest"]
+    pub(super) struct Grammar;
+}
+use grammar::{Grammar, Rule};
+
+/// How deeply brackets, braces, parentheses and `?:` may nest in one expression. Parsing
+/// is recursive; the limit keeps it safe on any input.
+pub const MAX_NESTING: usize = 32;
+
+/// A syntax error, with the span of the offending bytes in the text that was parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyntaxError {
+    /// The offending bytes.
+    pub span: Span,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it, when there is something to say.
+    pub help: Option<String>,
+}
+
+/// A JSON string value, as LWIR reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StringValue {
+    /// No interpolation: the string is a literal (with `$${` already turned into `${`).
+    Literal(String),
+    /// Exactly `${ expr }`: an expression that keeps `expr`'s type.
+    Expression(Expr),
+    /// Text mixed with interpolations: a string.
+    Template(Vec<Part>),
+}
+
+/// A piece of a template.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    /// Literal text.
+    Text(String),
+    /// An interpolated expression.
+    Expr(Expr),
+}
+
+/// Parses a whole expression (no `${ }` around it).
+pub fn parse_expression(text: &str) -> Result<Expr, SyntaxError> {
+    check_nesting(text, 0)?;
+    let mut pairs =
+        Grammar::parse(Rule::expression, text).map_err(|e| syntax_error(e, text, 0, false))?;
+    let expression = pairs.next().and_then(|p| p.into_inner().next());
+    build(expression, 0)
+}
+
+/// Reads a JSON string value: a literal, an expression (`${ expr }`) or a template.
+/// Stops at the first syntax error.
+pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
+    let bytes = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut i = 0;
+    let mut run = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        if text[i..].starts_with("$${") {
+            literal.push_str(&text[run..i]);
+            literal.push_str("${");
+            i += 3;
+            run = i;
+        } else if text[i..].starts_with("${") {
+            literal.push_str(&text[run..i]);
+            if !literal.is_empty() {
+                parts.push(Part::Text(std::mem::take(&mut literal)));
+            }
+            let (expr, end) = parse_interpolation(text, i)?;
+            parts.push(Part::Expr(expr));
+            i = end;
+            run = i;
+        } else {
+            i += 1;
+        }
+    }
+    literal.push_str(&text[run..]);
+    if parts.is_empty() {
+        return Ok(StringValue::Literal(literal));
+    }
+    if !literal.is_empty() {
+        parts.push(Part::Text(literal));
+    }
+    if let [Part::Expr(_)] = parts.as_slice() {
+        // One interpolation and no text: it spans the whole string.
+        if let Some(Part::Expr(expr)) = parts.pop() {
+            return Ok(StringValue::Expression(expr));
+        }
+    }
+    Ok(StringValue::Template(parts))
+}
+
+/// Parses the interpolation whose `${` is at `at`; returns it and the offset after its `}`.
+fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxError> {
+    let base = at + 2;
+    let rest = &text[base..];
+    check_nesting(rest, base)?;
+    let mut pairs = Grammar::parse(Rule::interpolation, rest).map_err(|e| {
+        let mut error = syntax_error(e, rest, base, true);
+        if error.span.start == text.len() {
+            error.span = Span::new(at, at + 2);
+            error.message = "`${` is not closed".to_owned();
+            error.help =
+                Some("close the interpolation with `}`; write `$${` for a literal `${`".to_owned());
+        }
+        error
+    })?;
+    let pair = pairs.next();
+    let end = pair
+        .as_ref()
+        .map_or(text.len(), |p| base + p.as_span().end());
+    let expr = build(pair.and_then(|p| p.into_inner().next()), base)?;
+    Ok((expr, end))
+}
+
+/// Rejects nesting deeper than [`MAX_NESTING`] before the recursive parser sees it.
+fn check_nesting(text: &str, base: usize) -> Result<(), SyntaxError> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if let Some(q) = quote {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                _ if b == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'\'' | b'"' => quote = Some(b),
+            b'(' | b'[' | b'{' | b'?' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(SyntaxError {
+                        span: Span::new(base + i, base + i + 1),
+                        message: format!("expression nested deeper than {MAX_NESTING} levels"),
+                        help: Some("split it into steps".to_owned()),
+                    });
+                }
+            }
+            b')' | b']' | b'}' | b':' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn syntax_error(
+    error: pest::error::Error<Rule>,
+    text: &str,
+    base: usize,
+    in_interpolation: bool,
+) -> SyntaxError {
+    let at = match error.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((s, _)) => s,
+    };
+    let expected = match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => expected(positives, in_interpolation),
+        ErrorVariant::CustomError { message } => message.clone(),
+    };
+    let found = text[at..].chars().next();
+    let end = at + found.map_or(0, char::len_utf8);
+    let found = match found {
+        None => "the end".to_owned(),
+        Some(c) => format!("`{c}`"),
+    };
+    let help = match text[at..].chars().next() {
+        Some('\'' | '"') => Some("is the string closed on the same line?".to_owned()),
+        Some('=') if text[at..].starts_with("=") && !text[at..].starts_with("==") => {
+            Some("compare with `==`; expressions cannot assign".to_owned())
+        }
+        _ => None,
+    };
+    SyntaxError {
+        span: Span::new(base + at, base + end),
+        message: format!("expected {expected}, found {found}"),
+        help,
+    }
+}
+
+/// What the parser expected, in words.
+fn expected(positives: &[Rule], in_interpolation: bool) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    let mut operand = false;
+    for rule in positives {
+        let name = match rule {
+            Rule::or_op | Rule::and_op | Rule::rel_op | Rule::add_op | Rule::mul_op => {
+                "an operator"
+            }
+            Rule::method_call | Rule::field | Rule::index => "`.` or `[`",
+            Rule::EOI => "the end of the expression",
+            Rule::entry => "a map entry",
+            Rule::arguments => "an argument",
+            Rule::identifier => "a name",
+            _ => {
+                operand = true;
+                "an expression"
+            }
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if in_interpolation && !operand {
+        names.push("`}`");
+    }
+    match names.split_last() {
+        None => "an expression".to_owned(),
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+fn span_of(pair: &Pair<'_, Rule>, base: usize) -> Span {
+    let s = pair.as_span();
+    Span::new(base + s.start(), base + s.end())
+}
+
+fn missing(base: usize) -> SyntaxError {
+    SyntaxError {
+        span: Span::new(base, base),
+        message: "expected an expression".to_owned(),
+        help: None,
+    }
+}
+
+fn build(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Expr, SyntaxError> {
+    let pair = pair.ok_or_else(|| missing(base))?;
+    let span = span_of(&pair, base);
+    let expr = |kind| Expr { kind, span };
+    match pair.as_rule() {
+        Rule::conditional => {
+            let mut inner = pair.into_inner();
+            let condition = build(inner.next(), base)?;
+            match (inner.next(), inner.next()) {
+                (Some(then), Some(otherwise)) => Ok(expr(ExprKind::Conditional {
+                    condition: Box::new(condition),
+                    then: Box::new(build(Some(then), base)?),
+                    otherwise: Box::new(build(Some(otherwise), base)?),
+                })),
+                _ => Ok(condition),
+            }
+        }
+        Rule::logical_or
+        | Rule::logical_and
+        | Rule::relation
+        | Rule::addition
+        | Rule::multiplication => {
+            let mut inner = pair.into_inner();
+            let mut lhs = build(inner.next(), base)?;
+            while let (Some(op), Some(rhs)) = (inner.next(), inner.next()) {
+                let rhs = build(Some(rhs), base)?;
+                let span = Span::new(lhs.span.start, rhs.span.end);
+                lhs = Expr {
+                    kind: ExprKind::Binary {
+                        op: binary_op(op.as_str()),
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    },
+                    span,
+                };
+            }
+            Ok(lhs)
+        }
+        Rule::unary => {
+            let inner: Vec<Pair<'_, Rule>> = pair.into_inner().collect();
+            let (operand, ops) = inner.split_last().ok_or_else(|| missing(base))?;
+            let mut result = build(Some(operand.clone()), base)?;
+            for op in ops.iter().rev() {
+                let start = base + op.as_span().start();
+                let op = if op.as_str() == "!" {
+                    UnaryOp::Not
+                } else {
+                    UnaryOp::Negate
+                };
+                // `-9223372036854775808` is a literal, not the negation of an out-of-range one.
+                result = Expr {
+                    span: Span::new(start, result.span.end),
+                    kind: ExprKind::Unary {
+                        op,
+                        operand: Box::new(result),
+                    },
+                };
+            }
+            Ok(result)
+        }
+        Rule::member => {
+            let mut inner = pair.into_inner();
+            let mut target = build(inner.next(), base)?;
+            for postfix in inner {
+                let end = base + postfix.as_span().end();
+                let rule = postfix.as_rule();
+                let mut parts = postfix.into_inner();
+                let kind = match rule {
+                    Rule::field => {
+                        let name = parts.next().ok_or_else(|| missing(base))?;
+                        ExprKind::Member {
+                            target: Box::new(target),
+                            field: name.as_str().to_owned(),
+                            field_span: span_of(&name, base),
+                        }
+                    }
+                    Rule::method_call => {
+                        let name = parts.next().ok_or_else(|| missing(base))?;
+                        ExprKind::Call {
+                            target: Some(Box::new(target)),
+                            function: name.as_str().to_owned(),
+                            function_span: span_of(&name, base),
+                            args: arguments(parts.next(), base)?,
+                        }
+                    }
+                    _ => ExprKind::Index {
+                        target: Box::new(target),
+                        index: Box::new(build(parts.next(), base)?),
+                    },
+                };
+                let start = span.start;
+                target = Expr {
+                    kind,
+                    span: Span::new(start, end),
+                };
+            }
+            Ok(target)
+        }
+        Rule::function_call => {
+            let mut inner = pair.into_inner();
+            let name = inner.next().ok_or_else(|| missing(base))?;
+            Ok(expr(ExprKind::Call {
+                target: None,
+                function: name.as_str().to_owned(),
+                function_span: span_of(&name, base),
+                args: arguments(inner.next(), base)?,
+            }))
+        }
+        Rule::parenthesized => {
+            let inner = build(pair.into_inner().next(), base)?;
+            Ok(Expr {
+                kind: inner.kind,
+                span,
+            })
+        }
+        Rule::list => {
+            let items = pair
+                .into_inner()
+                .map(|p| build(Some(p), base))
+                .collect::<Result<_, _>>()?;
+            Ok(expr(ExprKind::List { items }))
+        }
+        Rule::map => {
+            let mut entries = Vec::new();
+            for entry in pair.into_inner() {
+                let mut kv = entry.into_inner();
+                let key = build(kv.next(), base)?;
+                let value = build(kv.next(), base)?;
+                entries.push((key, value));
+            }
+            Ok(expr(ExprKind::Map { entries }))
+        }
+        Rule::identifier => Ok(expr(ExprKind::Ident {
+            name: pair.as_str().to_owned(),
+        })),
+        Rule::null => Ok(expr(ExprKind::Null)),
+        Rule::boolean => Ok(expr(ExprKind::Bool {
+            value: pair.as_str() == "true",
+        })),
+        Rule::number => number(pair.as_str(), span),
+        Rule::string => {
+            let value = decode_string(pair.as_str(), span.start)?;
+            Ok(expr(ExprKind::String { value }))
+        }
+        _ => Err(missing(span.start)),
+    }
+}
+
+fn arguments(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Vec<Expr>, SyntaxError> {
+    match pair {
+        None => Ok(Vec::new()),
+        Some(args) => args.into_inner().map(|p| build(Some(p), base)).collect(),
+    }
+}
+
+fn binary_op(text: &str) -> BinaryOp {
+    match text {
+        "||" => BinaryOp::Or,
+        "&&" => BinaryOp::And,
+        "==" => BinaryOp::Eq,
+        "!=" => BinaryOp::Ne,
+        "<" => BinaryOp::Lt,
+        "<=" => BinaryOp::Le,
+        ">" => BinaryOp::Gt,
+        ">=" => BinaryOp::Ge,
+        "in" => BinaryOp::In,
+        "+" => BinaryOp::Add,
+        "-" => BinaryOp::Sub,
+        "*" => BinaryOp::Mul,
+        "/" => BinaryOp::Div,
+        _ => BinaryOp::Rem,
+    }
+}
+
+fn number(text: &str, span: Span) -> Result<Expr, SyntaxError> {
+    let out_of_range = || SyntaxError {
+        span,
+        message: format!("number `{text}` is out of range"),
+        help: Some("integers are 64-bit signed; doubles must be finite".to_owned()),
+    };
+    let is_double =
+        !(text.starts_with("0x") || text.starts_with("0X")) && text.contains(['.', 'e', 'E']);
+    let kind = if is_double {
+        let value: f64 = text.parse().map_err(|_| out_of_range())?;
+        if !value.is_finite() {
+            return Err(out_of_range());
+        }
+        ExprKind::Double { value }
+    } else if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        ExprKind::Int {
+            value: i64::from_str_radix(hex, 16).map_err(|_| out_of_range())?,
+        }
+    } else {
+        ExprKind::Int {
+            value: text.parse().map_err(|_| out_of_range())?,
+        }
+    };
+    Ok(Expr { kind, span })
+}
+
+/// Decodes a quoted CEL string literal (quotes included) starting at `start`.
+fn decode_string(raw: &str, start: usize) -> Result<String, SyntaxError> {
+    let inner = &raw[1..raw.len() - 1];
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let at = start + 1 + i;
+        let bad = |len: usize, message: String| {
+            SyntaxError {
+            span: Span::new(at, at + len),
+            message,
+            help: Some(
+                "escapes are \\\\ \\' \\\" \\n \\r \\t \\b \\f \\v \\a \\? \\` \\xHH \\uHHHH \\UHHHHHHHH and \\ooo".to_owned(),
+            ),
+        }
+        };
+        let Some((_, e)) = chars.next() else {
+            return Err(bad(1, "unfinished escape".to_owned()));
+        };
+        let simple = match e {
+            '\\' => Some('\\'),
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            '?' => Some('?'),
+            '`' => Some('`'),
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            continue;
+        }
+        let (digits, radix) = match e {
+            'x' | 'X' => (2, 16),
+            'u' => (4, 16),
+            'U' => (8, 16),
+            '0'..='3' => (2, 8),
+            _ => return Err(bad(1 + e.len_utf8(), format!("unknown escape `\\{e}`"))),
+        };
+        let mut value = if radix == 8 {
+            e.to_digit(8).unwrap_or(0)
+        } else {
+            0
+        };
+        for _ in 0..digits {
+            let digit = chars.peek().and_then(|&(_, d)| d.to_digit(radix));
+            let Some(d) = digit else {
+                return Err(bad(2, format!("`\\{e}` needs {digits} more digits")));
+            };
+            value = value * radix + d;
+            chars.next();
+        }
+        let len = 2 + digits as usize;
+        match char::from_u32(value) {
+            Some(c) => out.push(c),
+            None => {
+                return Err(bad(
+                    len,
+                    format!("escape does not name a Unicode character (U+{value:X})"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Expr {
+        parse_expression(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+    }
+
+    fn error(text: &str) -> SyntaxError {
+        parse_expression(text).expect_err(text)
+    }
+
+    /// A compact rendering of the tree, to assert structure and precedence.
+    fn sexp(e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Null => "null".into(),
+            ExprKind::Bool { value } => value.to_string(),
+            ExprKind::Int { value } => value.to_string(),
+            ExprKind::Double { value } => format!("{value:?}"),
+            ExprKind::String { value } => format!("{value:?}"),
+            ExprKind::List { items } => {
+                format!("[{}]", items.iter().map(sexp).collect::<Vec<_>>().join(" "))
+            }
+            ExprKind::Map { entries } => format!(
+                "{{{}}}",
+                entries
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", sexp(k), sexp(v)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            ExprKind::Ident { name } => name.clone(),
+            ExprKind::Member { target, field, .. } => format!("{}.{field}", sexp(target)),
+            ExprKind::Index { target, index } => format!("{}[{}]", sexp(target), sexp(index)),
+            ExprKind::Call {
+                target,
+                function,
+                args,
+                ..
+            } => format!(
+                "({}{function} {})",
+                target
+                    .as_ref()
+                    .map(|t| format!("{}.", sexp(t)))
+                    .unwrap_or_default(),
+                args.iter().map(sexp).collect::<Vec<_>>().join(" ")
+            ),
+            ExprKind::Unary { op, operand } => format!("({op:?} {})", sexp(operand)),
+            ExprKind::Binary { op, lhs, rhs } => {
+                format!("({} {} {})", op.as_str(), sexp(lhs), sexp(rhs))
+            }
+            ExprKind::Conditional {
+                condition,
+                then,
+                otherwise,
+            } => {
+                format!("(? {} {} {})", sexp(condition), sexp(then), sexp(otherwise))
+            }
+        }
+    }
+
+    fn tree(text: &str) -> String {
+        sexp(&parse(text))
+    }
+
+    // One test per grammar rule.
+
+    #[test]
+    fn rule_conditional() {
+        assert_eq!(tree("a ? b : c ? d : e"), "(? a b (? c d e))");
+        assert_eq!(tree("a || b ? 1 : 2"), "(? (|| a b) 1 2)");
+    }
+
+    #[test]
+    fn rule_logical_or_and() {
+        assert_eq!(tree("a || b && c"), "(|| a (&& b c))");
+        assert_eq!(tree("a && b || c"), "(|| (&& a b) c)");
+    }
+
+    #[test]
+    fn rule_relation() {
+        assert_eq!(tree("a + 1 < b * 2"), "(< (+ a 1) (* b 2))");
+        assert_eq!(tree("'x' in list"), "(in \"x\" list)");
+        assert_eq!(tree("a == b != c"), "(!= (== a b) c)");
+        assert_eq!(tree("a <= 1 && b >= 2"), "(&& (<= a 1) (>= b 2))");
+        // `in` is an operator only as a whole word.
+        assert_eq!(tree("a + index"), "(+ a index)");
+    }
+
+    #[test]
+    fn rule_addition_and_multiplication() {
+        assert_eq!(
+            tree("1 + 2 * 3 - 4 % 5 / 6"),
+            "(- (+ 1 (* 2 3)) (/ (% 4 5) 6))"
+        );
+    }
+
+    #[test]
+    fn rule_unary() {
+        assert_eq!(tree("!a"), "(Not a)");
+        assert_eq!(tree("--x"), "(Negate (Negate x))");
+        assert_eq!(tree("-a.b"), "(Negate a.b)");
+    }
+
+    #[test]
+    fn rule_member_field_index_method() {
+        assert_eq!(
+            tree("steps.issues.output.items[0].title"),
+            "steps.issues.output.items[0].title"
+        );
+        assert_eq!(tree("a.b(1, 2).c"), "(a.b 1 2).c");
+        assert_eq!(tree("m['k']"), "m[\"k\"]");
+    }
+
+    #[test]
+    fn rule_function_call_and_arguments() {
+        assert_eq!(tree("size(x)"), "(size x)");
+        assert_eq!(tree("f()"), "(f )");
+        assert_eq!(tree("f(a, b,)"), "(f a b)");
+        assert_eq!(tree("xs.map(x, x * 2)"), "(xs.map x (* x 2))");
+    }
+
+    #[test]
+    fn rule_parenthesized() {
+        assert_eq!(tree("(1 + 2) * 3"), "(* (+ 1 2) 3)");
+    }
+
+    #[test]
+    fn rule_list_and_map() {
+        assert_eq!(tree("[1, 'a', [true]]"), "[1 \"a\" [true]]");
+        assert_eq!(tree("[]"), "[]");
+        assert_eq!(tree("{'a': 1, 'b': {}}"), "{\"a\":1 \"b\":{}}");
+    }
+
+    #[test]
+    fn rule_literals() {
+        assert_eq!(tree("null"), "null");
+        assert_eq!(tree("true"), "true");
+        assert_eq!(tree("nullable"), "nullable");
+        assert_eq!(tree("0x1F"), "31");
+        assert_eq!(tree("1.5"), "1.5");
+        assert_eq!(tree("1e3"), "1000.0");
+        assert_eq!(tree(".5"), "0.5");
+        assert_eq!(tree("9223372036854775807"), "9223372036854775807");
+        assert!(
+            error("9223372036854775808")
+                .message
+                .contains("out of range")
+        );
+    }
+
+    #[test]
+    fn rule_strings_and_escapes() {
+        assert_eq!(tree(r#"'it\'s'"#), r#""it's""#);
+        assert_eq!(tree(r#""a\nb""#), r#""a\nb""#);
+        assert_eq!(tree(r#"'\x41\u00e9\U0001F600\101'"#), "\"Aé😀A\"");
+        assert_eq!(tree("'}'"), "\"}\"");
+        let e = error(r"'bad \q escape'");
+        assert_eq!(
+            (e.span, e.message.as_str()),
+            (Span::new(5, 7), "unknown escape `\\q`")
+        );
+    }
+
+    #[test]
+    fn rule_identifier() {
+        assert_eq!(tree("_x1"), "_x1");
+        assert!(parse_expression("1x").is_err());
+    }
+
+    #[test]
+    fn errors_point_at_the_offending_character() {
+        let e = error("a +");
+        assert_eq!(e.span, Span::new(3, 3));
+        assert!(
+            e.message.starts_with("expected an expression"),
+            "{}",
+            e.message
+        );
+        let e = error("a = b");
+        assert_eq!(e.span, Span::new(2, 3));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("compare with `==`; expressions cannot assign")
+        );
+        let e = error("f(a b)");
+        assert_eq!(e.span, Span::new(4, 5));
+        let e = error("'open");
+        assert_eq!(e.span, Span::new(0, 1));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "(".repeat(10_000) + "1" + &")".repeat(10_000);
+        let e = error(&deep);
+        assert_eq!(e.span, Span::new(MAX_NESTING, MAX_NESTING + 1));
+        let ok = "(".repeat(MAX_NESTING) + "1" + &")".repeat(MAX_NESTING);
+        assert!(parse_expression(&ok).is_ok());
+    }
+
+    #[test]
+    fn string_values_are_literals_expressions_or_templates() {
+        assert_eq!(
+            parse_string_value("plain").unwrap(),
+            StringValue::Literal("plain".into())
+        );
+        assert_eq!(
+            parse_string_value("cost $5 {x}").unwrap(),
+            StringValue::Literal("cost $5 {x}".into())
+        );
+        assert_eq!(
+            parse_string_value("a $${ b }").unwrap(),
+            StringValue::Literal("a ${ b }".into())
+        );
+        let StringValue::Expression(e) = parse_string_value("${ a.b }").unwrap() else {
+            panic!()
+        };
+        assert_eq!((sexp(&e), e.span), ("a.b".to_owned(), Span::new(3, 6)));
+        let StringValue::Template(parts) =
+            parse_string_value("#${ n }: ${ {'k': '}'}['k'] }!").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(parts.len(), 5);
+        assert!(matches!(&parts[0], Part::Text(t) if t == "#"));
+        assert!(matches!(&parts[3], Part::Expr(e) if sexp(e) == "{\"k\":\"}\"}[\"k\"]"));
+        assert!(matches!(&parts[4], Part::Text(t) if t == "!"));
+        // Whitespace around a single interpolation makes it a template.
+        assert!(matches!(
+            parse_string_value(" ${ a } ").unwrap(),
+            StringValue::Template(_)
+        ));
+    }
+
+    #[test]
+    fn template_errors_point_inside_the_string() {
+        let e = parse_string_value("x ${ a + } y").unwrap_err();
+        assert_eq!(e.span, Span::new(9, 10));
+        let e = parse_string_value("x ${ a").unwrap_err();
+        assert_eq!(
+            (e.span, e.message.as_str()),
+            (Span::new(2, 4), "`${` is not closed")
+        );
+        let e = parse_string_value("${ a b }").unwrap_err();
+        assert_eq!(e.span, Span::new(5, 6));
+        assert!(e.message.contains("`}`"), "{}", e.message);
+    }
+}
