@@ -57,15 +57,21 @@ pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
 /// `"sha256:"` followed by the lowercase hex SHA-256 of the canonical bytes of `node`: the
 /// WorkflowVersion of a document.
 pub fn version_of(node: &lwir_spec::Node) -> String {
-    let digest = Sha256::digest(canonical_bytes(node));
+    sha256_of(&canonical_bytes(node))
+}
+
+/// `"sha256:"` followed by the lowercase hex SHA-256 of `bytes`. For bytes that are already
+/// canonical (a stored version, say) this is [`version_of`] without reading them.
+pub fn sha256_of(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut version = String::with_capacity(7 + 64);
-    version.push_str("sha256:");
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
     for byte in digest {
-        version.push(char::from(HEX[usize::from(byte >> 4)]));
-        version.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0x0f)]));
     }
-    version
+    text
 }
 
 fn write_node(node: &Node, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {

@@ -6,5 +6,9 @@
 //! calls [`pipeline::validate`], renders, and maps the outcome to an exit code.
 
 pub mod canon;
+pub mod drift;
+pub mod manifest;
 pub mod pipeline;
+pub mod registry;
 pub mod render;
+pub mod snapshot;

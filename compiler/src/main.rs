@@ -22,6 +22,12 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Validate(commands::validate::Args),
+    Canon(commands::canon::Args),
+    Hash(commands::hash::Args),
+    Register(commands::register::Args),
+    Registry(commands::registry::Args),
+    Drift(commands::drift::Args),
+    Manifest(commands::manifest::Args),
     Explain(commands::explain::Args),
 }
 
@@ -29,16 +35,25 @@ enum Command {
 pub(crate) mod exit {
     /// Success: no errors.
     pub(crate) const OK: u8 = 0;
-    /// The input has errors (findings of severity error).
+    /// The input has errors (findings of severity error), is not I-JSON, or the registry
+    /// refused or found a problem.
     pub(crate) const FINDINGS: u8 = 1;
     /// Usage error or unreadable file.
     pub(crate) const USAGE: u8 = 2;
+    /// Something a registered version or a planner session depends on changed.
+    pub(crate) const DRIFT: u8 = 3;
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => commands::validate::run(args),
+        Command::Canon(args) => commands::canon::run(args),
+        Command::Hash(args) => commands::hash::run(args),
+        Command::Register(args) => commands::register::run(args),
+        Command::Registry(args) => commands::registry::run(args),
+        Command::Drift(args) => commands::drift::run(args),
+        Command::Manifest(args) => commands::manifest::run(args),
         Command::Explain(args) => commands::explain::run(args),
     };
     match result {

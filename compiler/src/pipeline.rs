@@ -24,6 +24,8 @@ pub struct Validation {
     pub findings: Vec<Finding>,
     /// The WorkflowVersion of the draft, present only when there are no errors.
     pub version: Option<String>,
+    /// The compiled expression plan: every expression and template, typed, with its cost.
+    pub plan: Vec<lwir_validators::expr::PlanEntry>,
     draft_document: Option<SpannedDocument>,
     definition_document: Option<SpannedDocument>,
 }
@@ -69,8 +71,11 @@ pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
     }
 
     let mut version = None;
+    let mut plan = Vec::new();
     if let Some(doc) = &read_draft.document {
-        let mut found = lwir_validators::validate(doc, definition_doc.as_ref());
+        let report = lwir_validators::run(doc, definition_doc.as_ref());
+        plan = report.plan;
+        let mut found = report.findings;
         if definition.is_some() {
             // A definition was given but could not be read: its own findings say so.
             found.retain(|f| f.code != Code::DefinitionNotProvided);
@@ -86,6 +91,7 @@ pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
         definition,
         findings,
         version,
+        plan,
         draft_document: read_draft.document,
         definition_document: definition_doc,
     }

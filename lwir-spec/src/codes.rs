@@ -16,12 +16,18 @@ pub enum Validator {
     Document,
     /// Meta-schema and JSON Schema subset checks.
     Shape,
+    /// Expressions: syntax, whitelist, scopes and types.
+    Expression,
     /// Capability (tool) references and arguments.
     Capability,
     /// Model slot references and requirements.
     Model,
+    /// Producer → consumer schema compatibility.
+    Compat,
     /// Step graph and bounds.
     Graph,
+    /// A registered version against today's definition (`lwirc drift`).
+    Drift,
     /// The validation pipeline itself.
     Pipeline,
 }
@@ -32,9 +38,12 @@ impl Validator {
         match self {
             Validator::Document => "document",
             Validator::Shape => "shape",
+            Validator::Expression => "expression",
             Validator::Capability => "capability",
             Validator::Model => "model",
+            Validator::Compat => "compat",
             Validator::Graph => "graph",
+            Validator::Drift => "drift",
             Validator::Pipeline => "pipeline",
         }
     }
@@ -554,6 +563,265 @@ code_table! {
     /// machine-applicable.
     InvalidSchema = "LW111", "invalid-schema", Shape, Error, Stable;
 
+    /// An expression or template does not parse.
+    ///
+    /// ## What it does
+    /// Reports the first syntax error of each expression (`${ … }`) or template string, at the
+    /// exact characters inside the JSON string: an unclosed `${`, a missing operand, an unknown
+    /// string escape, an assignment where a comparison was meant, nesting deeper than 32 levels.
+    ///
+    /// ## Why it matters
+    /// An expression that does not parse has no meaning; the runtime would fail at the step.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "when": "${ steps.tally.output = 0 }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "when": "${ steps.tally.output == 0 }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    ExpressionSyntax = "LW201", "expression-syntax-error", Expression, Error, Stable;
+
+    /// An expression calls a function that is not whitelisted.
+    ///
+    /// ## What it does
+    /// Reports calls of functions and methods outside the whitelist (`lwirc explain functions`
+    /// lists it), and whitelisted functions called the wrong way (`lower(s)` instead of
+    /// `s.lower()`).
+    ///
+    /// ## Why it matters
+    /// Only whitelisted functions are known to terminate, to have no side effects and to have a
+    /// bounded cost.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "prompt": "Title: ${ issue.title.toUpperCase() }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "prompt": "Title: ${ issue.title.upper() }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing a name one edit away from a whitelisted function is machine-applicable only
+    /// when the fix is certain; otherwise none.
+    UnknownFunction = "LW202", "unknown-function", Expression, Error, Stable;
+
+    /// An expression names something that does not exist.
+    ///
+    /// ## What it does
+    /// Reports identifiers that are neither a root (`input`, `steps`) nor a variable bound by an
+    /// enclosing `map` (`as`), `reduce` (`acc`, `as`) or macro (`xs.map(x, …)`).
+    ///
+    /// ## Why it matters
+    /// The runtime would have nothing to evaluate; usually a typo or a variable used outside the
+    /// step that binds it.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "kind": "map", "as": "issue", "result": "${ isue.number }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "kind": "map", "as": "issue", "result": "${ issue.number }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix; a close name is suggested in the help.
+    UnknownIdentifier = "LW203", "unknown-identifier", Expression, Error, Stable;
+
+    /// An expression reaches for something outside the sandbox.
+    ///
+    /// ## What it does
+    /// Reports names such as `env`, `secrets`, `process`, `globalThis`, `import`, `require`,
+    /// `eval`, `fetch`, `exec`, `system` and `open`, used as a root or as a function.
+    ///
+    /// ## Why it matters
+    /// The planner cannot see secrets or the environment, and expressions have no I/O. A draft
+    /// that tries is either mistaken or probing the boundary; either way it must not run.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "args": { "token": "${ env.GITHUB_TOKEN }" } }
+    /// ```
+    /// Good: declare the value in the definition's `input` schema and read `${ input.token }`;
+    /// secrets belong to the tool implementation, never to the draft.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    SandboxEscape = "LW204", "sandbox-escape", Expression, Error, Stable;
+
+    /// An expression references a step that does not exist.
+    ///
+    /// ## What it does
+    /// Reports `steps.<id>` where no step of the document has that id.
+    ///
+    /// ## Why it matters
+    /// The value the expression wants is never produced.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "prompt": "${ steps.classfy.output.label }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "prompt": "${ steps.classify.output.label }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix; a close id is suggested in the help.
+    UnknownStepReference = "LW205", "unknown-step-reference", Expression, Error, Stable;
+
+    /// An expression references a step whose output is not available there.
+    ///
+    /// ## What it does
+    /// Reports `steps.<id>` where the step exists but is not visible: it comes later (a forward
+    /// reference), it is inside a `map` or `loop` body seen from outside, or it is the enclosing
+    /// step itself. A step sees the steps before it in its own and enclosing lists.
+    ///
+    /// ## Why it matters
+    /// The value does not exist yet (or exists once per item) when the expression runs.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// [ { "id": "write", "prompt": "${ steps.tally.output }" }, { "id": "tally", "kind": "reduce" } ]
+    /// ```
+    /// Good: put `tally` before `write`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: reordering steps is a design decision.
+    StepNotInScope = "LW206", "step-not-in-scope", Expression, Error, Stable;
+
+    /// An expression reads a property that cannot exist.
+    ///
+    /// ## What it does
+    /// Types member access against the schemas: reading a property that the producing schema
+    /// does not define, on an object that allows no other properties, or reading a property of a
+    /// value that is not an object.
+    ///
+    /// ## Why it matters
+    /// The read always fails at run time; usually a typo or a misunderstanding of a tool's output.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "over": "${ steps.issues.output.item }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "over": "${ steps.issues.output.items }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Replacing the property with the only defined property one edit away is
+    /// machine-applicable.
+    UnknownProperty = "LW207", "unknown-property", Expression, Error, Stable;
+
+    /// An expression has the wrong type for where it is used.
+    ///
+    /// ## What it does
+    /// Checks operand types of operators, function arguments, and the places that need a type:
+    /// `when`, `until` and branch conditions must be boolean, `over` must be a list, `reduce.with`
+    /// must fit `init`'s type.
+    ///
+    /// ## Why it matters
+    /// The expression would fail, or silently mean something else, at run time.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "kind": "map", "over": "${ steps.issues.output }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "kind": "map", "over": "${ steps.issues.output.items }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    TypeMismatch = "LW208", "type-mismatch", Expression, Error, Stable;
+
+    /// A template interpolates a list or an object.
+    ///
+    /// ## What it does
+    /// Reports `${ … }` inside a template string (text around it) whose value is a list or an
+    /// object. Templates produce strings and accept scalars.
+    ///
+    /// ## Why it matters
+    /// How a structure turns into text is not defined; the prompt or argument would be garbage.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "prompt": "Summarise: ${ steps.issues.output.items }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "prompt": "Summarise: ${ steps.issues.output.items.map(i, i.title).join(', ') }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    NonScalarInTemplate = "LW209", "non-scalar-in-template", Expression, Error, Stable;
+
+    /// An expression reads a value that may be absent without checking.
+    ///
+    /// ## What it does
+    /// Warns when an expression reads a property that its schema does not list as `required`,
+    /// or the output of a step that may be skipped (`when`, a branch case), outside `has(…)` or a
+    /// `has(…) ? … : …` / `has(…) && …` guard.
+    ///
+    /// ## Why it matters
+    /// When the value is absent the read fails at run time, in the cases tests rarely cover.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "prompt": "${ issue.body }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "prompt": "${ has(issue.body) ? issue.body : '(no description)' }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    MaybeAbsentRead = "LW210", "maybe-absent-read", Expression, Warning, Stable;
+
+    /// A `matches` pattern is not a valid regular expression.
+    ///
+    /// ## What it does
+    /// Compiles the literal pattern of `s.matches('…')` with the linear-time RE2 syntax the
+    /// runtime uses.
+    ///
+    /// ## Why it matters
+    /// An invalid pattern fails every time the step runs; a pattern with backreferences or
+    /// lookaround cannot run in linear time and is refused.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "when": "${ issue.title.matches('(?=bug)') }" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "when": "${ issue.title.matches('^bug') }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    InvalidRegex = "LW211", "invalid-regex", Expression, Error, Stable;
+
     /// A step references a tool that is not in the definition's allowlist.
     ///
     /// ## What it does
@@ -765,6 +1033,53 @@ code_table! {
     /// Switching to the one slot that meets every requirement is maybe-incorrect.
     ModelToolsWithoutToolUse = "LW405", "model-tools-without-tool-use", Model, Error, Stable;
 
+    /// A value flows into a place whose schema rejects some of its values.
+    ///
+    /// ## What it does
+    /// For every edge where a value flows into something with a schema — a `tool.call` argument
+    /// given as an expression or template against the tool's input property, the workflow
+    /// `output` against the definition's `output` schema — decides whether every value the
+    /// producer can emit is accepted (producer ⊆ consumer). When not, the help gives a concrete
+    /// counterexample: a value the producer may emit and the consumer rejects.
+    ///
+    /// ## Why it matters
+    /// The step fails at run time for exactly those values, often far from where the plan was
+    /// made.
+    ///
+    /// ## Example
+    /// Bad (`number` expects an integer, `issue.title` is a string):
+    /// ```json
+    /// { "tool": "github.add_label", "args": { "number": "${ issue.title }" } }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "tool": "github.add_label", "args": { "number": "${ issue.number }" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    IncompatibleValueFlow = "LW501", "incompatible-value-flow", Compat, Error, Stable;
+
+    /// lwirc cannot decide whether a value fits where it flows.
+    ///
+    /// ## What it does
+    /// Warns when producer ⊆ consumer can be neither proven nor refuted, naming the keyword that
+    /// stopped the decision (two different `pattern`s, an `allOf` it cannot intersect, a union
+    /// that only covers the producer jointly).
+    ///
+    /// ## Why it matters
+    /// The flow may fail at run time; a person should look, or the schemas be made comparable.
+    ///
+    /// ## Example
+    /// Bad: a producer `{ "type": "string", "pattern": "^[a-z]+$" }` into a consumer
+    /// `{ "type": "string", "pattern": "^[a-c]+$" }`.
+    ///
+    /// Good: the same `pattern` on both sides, or an `enum`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix automatically.
+    UndecidableValueFlow = "LW502", "undecidable-value-flow", Compat, Warning, Stable;
+
     /// Two steps have the same id.
     ///
     /// ## What it does
@@ -923,6 +1238,202 @@ code_table! {
     /// ## Fix safety
     /// No automatic fix.
     CodeBodyTooLarge = "LW608", "code-body-too-large", Graph, Error, Stable;
+
+    /// A tool a registered version uses has a different description now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the SHA-256 of the tool's `description` (over its RFC 8785
+    /// form) pinned when the version was registered with the one in today's definition.
+    ///
+    /// ## Why it matters
+    /// The description is what a model reads when a `model.call` may call the tool, and it
+    /// usually changes because the tool's behaviour did: the version was compiled against
+    /// the old meaning.
+    ///
+    /// ## Example
+    /// Bad: registered with `"description": "Add a label to an issue."`, today
+    /// `"description": "Add a label; creates the label if missing."`.
+    ///
+    /// Good: the definition still says `"description": "Add a label to an issue."`, or the
+    /// draft is registered again (a new version) against today's definition.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: a registered version is immutable; compile and register the draft
+    /// again against today's definition.
+    ToolDescriptionChanged = "LW701", "tool-description-changed", Drift, Error, Stable;
+
+    /// A tool a registered version uses has a different input schema now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the SHA-256 of the tool's `input` schema (over its RFC 8785
+    /// form) pinned at registration with the one in today's definition.
+    ///
+    /// ## Why it matters
+    /// The version's `args` were checked against the old schema; a new required property or
+    /// a narrower type makes its calls fail, or mean something else, at run time.
+    ///
+    /// ## Example
+    /// Bad: registered with `"required": ["repo", "number", "label"]`, today
+    /// `"required": ["repo", "number", "label", "color"]`.
+    ///
+    /// Good: the pinned input schema, unchanged.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: register the draft again after `lwirc validate` passes against
+    /// today's definition.
+    ToolInputChanged = "LW702", "tool-input-changed", Drift, Error, Stable;
+
+    /// A tool a registered version uses has a different output schema now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the SHA-256 of the tool's `output` schema (over its RFC 8785
+    /// form) pinned at registration with the one in today's definition.
+    ///
+    /// ## Why it matters
+    /// Later steps read the tool's output through expressions typed against the old schema;
+    /// a renamed or retyped property breaks them.
+    ///
+    /// ## Example
+    /// Bad: registered with output property `items`, today it is called `issues`.
+    ///
+    /// Good: the pinned output schema, unchanged.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: register the draft again against today's definition.
+    ToolOutputChanged = "LW703", "tool-output-changed", Drift, Error, Stable;
+
+    /// A tool a registered version uses is no longer in the definition.
+    ///
+    /// ## What it does
+    /// `lwirc drift` reports each tool of the version's capability snapshot that today's
+    /// `tools` allowlist no longer has.
+    ///
+    /// ## Why it matters
+    /// The allowlist is what the workflow may call; a removed tool must not be called by a
+    /// version compiled while it was allowed.
+    ///
+    /// ## Example
+    /// Bad: the version calls `github.add_label`, and today's `tools` lacks it.
+    ///
+    /// Good: `tools` still has `github.add_label`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: restore the tool or compile a draft that does without it.
+    ToolRemoved = "LW704", "tool-removed", Drift, Error, Stable;
+
+    /// A model slot a registered version uses is no longer in the definition.
+    ///
+    /// ## What it does
+    /// `lwirc drift` reports each slot of the version's model snapshot that today's
+    /// `models` no longer has.
+    ///
+    /// ## Why it matters
+    /// Its `model.call` steps have no model to run on.
+    ///
+    /// ## Example
+    /// Bad: the version prompts slot `fast`, and today's `models` lacks it.
+    ///
+    /// Good: `models` still has `fast`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: restore the slot or compile a draft that uses another.
+    ModelSlotRemoved = "LW705", "model-slot-removed", Drift, Error, Stable;
+
+    /// A model slot a registered version uses names another model now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the slot's `model` pinned at registration with today's.
+    ///
+    /// ## Why it matters
+    /// Prompts and output schemas were planned for one model; another may answer
+    /// differently, cost differently or not follow the schema.
+    ///
+    /// ## Example
+    /// Bad: registered with `"model": "acme/small-2"`, today `"model": "acme/small-3"`.
+    ///
+    /// Good: `"model": "acme/small-2"`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: register the draft again once it validates against the new model.
+    ModelChanged = "LW706", "model-changed", Drift, Error, Stable;
+
+    /// A model slot a registered version uses has another quality tier now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the slot's `quality` pinned at registration with today's and
+    /// says whether it was lowered or raised (an unknown or missing tier counts as lowered).
+    ///
+    /// ## Why it matters
+    /// A lower tier may no longer meet the `requires.quality` the steps were validated
+    /// with; a higher one changes cost and behaviour. Either way the version no longer runs
+    /// on what it was compiled against.
+    ///
+    /// ## Example
+    /// Bad: registered with `"quality": "high"`, today `"quality": "standard"`.
+    ///
+    /// Good: `"quality": "high"`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: register the draft again against today's definition.
+    ModelQualityChanged = "LW707", "model-quality-changed", Drift, Error, Stable;
+
+    /// A model slot a registered version uses lost a capability.
+    ///
+    /// ## What it does
+    /// `lwirc drift` reports each capability of the pinned slot that today's slot lacks.
+    ///
+    /// ## Why it matters
+    /// Steps were validated on it: without `json_output` the output schema is not
+    /// enforced, without `tool_use` the step's `tools` cannot be called.
+    ///
+    /// ## Example
+    /// Bad: registered with `"capabilities": ["json_output", "tool_use"]`, today
+    /// `"capabilities": ["json_output"]`.
+    ///
+    /// Good: `"capabilities": ["json_output", "tool_use"]`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: restore the capability or register a draft that does without it.
+    ModelCapabilityLost = "LW708", "model-capability-lost", Drift, Error, Stable;
+
+    /// A model slot a registered version uses has a smaller context window now.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the slot's `context_tokens` pinned at registration with
+    /// today's; a window no longer declared counts as reduced.
+    ///
+    /// ## Why it matters
+    /// Prompts sized for the old window are truncated or rejected.
+    ///
+    /// ## Example
+    /// Bad: registered with `"context_tokens": 200000`, today `"context_tokens": 32000`.
+    ///
+    /// Good: `"context_tokens": 200000` (or more).
+    ///
+    /// ## Fix safety
+    /// No automatic fix: register the draft again against today's definition.
+    ModelContextReduced = "LW709", "model-context-reduced", Drift, Error, Stable;
+
+    /// A model slot a registered version uses changed in a way that weakens nothing.
+    ///
+    /// ## What it does
+    /// `lwirc drift` reports a slot whose object hash differs from the pinned one although
+    /// its model, quality, capabilities and context window give the version everything it
+    /// had: a new description, an added capability, a larger window, an extension field.
+    ///
+    /// ## Why it matters
+    /// Nothing the version relies on is weaker, so it is a warning; it still says that the
+    /// slot is not byte-for-byte what the version was registered against.
+    ///
+    /// ## Example
+    /// Bad (a warning): registered with `"description": "cheap classifier"`, today
+    /// `"description": "cheap classifier, EU region"`.
+    ///
+    /// Good: the slot as pinned.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix; register the draft again to pin today's slot.
+    ModelSlotChanged = "LW710", "model-slot-changed", Drift, Warning, Stable;
 
     /// The draft was validated without a definition.
     ///

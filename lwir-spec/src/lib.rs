@@ -15,6 +15,7 @@ pub mod pointer;
 pub mod schemas;
 pub mod span;
 pub mod suggest;
+pub mod types;
 
 pub use codes::Code;
 pub use document::{Node, SpannedDocument, Value};

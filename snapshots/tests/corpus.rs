@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use lwir_spec::codes::Validator;
 use lwir_spec::document::{self, SpannedDocument};
 use lwir_spec::{Code, Finding, Origin, PatchOp, Span, Value};
 use lwirc::pipeline::{Source, Validation, validate};
@@ -243,6 +244,12 @@ fn every_code_is_covered() {
         if code.docs().trim().is_empty() || code.summary().is_empty() {
             problems.push(format!("{code} has no documentation"));
         }
+        // Drift codes compare a registered version with today's definition (`lwirc drift`);
+        // `validate` never reports them, so a draft fixture cannot. The compiler's drift
+        // tests cover each of them.
+        if code.validator() == Validator::Drift {
+            continue;
+        }
         let mine: Vec<&Fixture> = fixtures.iter().filter(|f| f.code == code).collect();
         let reporting = mine
             .iter()
@@ -432,6 +439,14 @@ fn check_span(doc: &SpannedDocument, finding: &Finding) -> Result<(), String> {
         }
         Code::CodeBodyTooLarge | Code::DefinitionNotProvided | Code::TooManySteps => {
             finding.span == head(node.span)
+        }
+        // Inside an expression: the exact characters, within the string's quotes (a flow
+        // of a whole value points at the value).
+        code if matches!(code.validator(), Validator::Expression | Validator::Compat) => {
+            finding.span == node.span
+                || (matches!(node.value, Value::String(_))
+                    && node.span.start < finding.span.start
+                    && finding.span.end < node.span.end)
         }
         _ => finding.span == node.span,
     };

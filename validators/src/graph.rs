@@ -9,6 +9,7 @@ use lwir_spec::ir::{Limits, MAX_CODE_BODY_BYTES, Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 
+use crate::expr::Reference;
 use crate::{Context, head};
 
 /// A step with an id, as a node of the dependency graph.
@@ -17,12 +18,16 @@ struct Vertex<'d> {
     /// The `id` value's span and pointer, where duplicate findings point.
     id_span: Span,
     id_at: String,
-    /// `after` entries: target id, pointer and span of the entry.
+    /// Edges: target id, pointer and span — the `after` entries, then the data references
+    /// of the step's expressions (from `data_from` on).
     after: Vec<(&'d str, String, Span)>,
+    data_from: usize,
+    /// Pointer to the step.
+    step_at: String,
 }
 
-pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    let mut vertices: Vec<Vertex<'_>> = Vec::new();
+pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &mut Vec<Finding>) {
+    let mut vertices: Vec<Vertex<'a>> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
@@ -82,11 +87,26 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             id,
             id_span: id_node.span,
             id_at,
+            data_from: after.len(),
             after,
+            step_at: step.pointer.clone(),
         });
     });
 
     dangling_after(&vertices, &unplaced, &index, out);
+    // Data references are edges too: a step waits for the steps whose outputs it reads.
+    let by_pointer: HashMap<String, usize> = vertices
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.step_at.clone(), i))
+        .collect();
+    for r in references {
+        if let Some(&from) = by_pointer.get(&r.from_step) {
+            vertices[from]
+                .after
+                .push((r.to.as_str(), r.pointer.clone(), r.span));
+        }
+    }
     cycles(&vertices, &index, out);
 
     if let Some((_, def)) = &cx.definition {
@@ -199,7 +219,7 @@ fn dangling_after(
 ) {
     let entries = vertices
         .iter()
-        .flat_map(|v| v.after.iter().map(move |a| (Some(v.id), a)))
+        .flat_map(|v| v.after[..v.data_from].iter().map(move |a| (Some(v.id), a)))
         .chain(unplaced.iter().map(|a| (None, a)));
     for (own_id, (target, at, span)) in entries {
         if index.contains_key(target) {
@@ -288,13 +308,18 @@ fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
         *span,
         format!("dependency cycle: {}", names.join(" → ")),
     )
-    .with_help("no step of a cycle can ever start; remove one of these `after` entries");
+    .with_help("no step of a cycle can ever start; remove one of these dependencies");
     for &(u, e) in &path[..path.len() - 1] {
         let (target, at, span) = &vertices[u].after[e];
+        let how = if e < vertices[u].data_from {
+            "runs after"
+        } else {
+            "reads the output of"
+        };
         finding = finding.with_related(
             at.clone(),
             *span,
-            format!("`{}` runs after `{target}`", vertices[u].id),
+            format!("`{}` {how} `{target}`", vertices[u].id),
         );
     }
     finding

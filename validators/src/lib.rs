@@ -7,13 +7,16 @@
 //! | [`shape`] | the meta-schemas of both documents, the LWIR version, the JSON Schema subset |
 //! | `capability` | tool references and literal arguments |
 //! | `model` | model-slot references and requirements |
-//! | `graph` | ids, `after`, cycles, the workflow name and the bounds |
+//! | [`expr`] | expressions: syntax, whitelist, scopes, types, value flows (with `compat`) |
+//! | `graph` | ids, `after`, data references, cycles, the workflow name and the bounds |
 
 use lwir_spec::finding::sort_findings;
 use lwir_spec::ir::{Definition, Draft};
 use lwir_spec::{Code, Finding, Span, SpannedDocument};
 
 mod capability;
+pub mod compat;
+pub mod expr;
 mod graph;
 mod literal;
 mod model;
@@ -27,10 +30,24 @@ pub(crate) struct Context<'d> {
     pub(crate) definition: Option<(&'d SpannedDocument, Definition<'d>)>,
 }
 
+/// Everything the validators say about a draft.
+#[derive(Debug)]
+pub struct Report {
+    /// Every finding, sorted by position.
+    pub findings: Vec<Finding>,
+    /// The compiled expression plan: each expression and template, typed, with its cost bound.
+    pub plan: Vec<expr::PlanEntry>,
+}
+
 /// Runs every validator over `draft` (and `definition`, when given) and returns their
 /// findings sorted by position. Without a definition the checks that need one are skipped
 /// and one [`Code::DefinitionNotProvided`] warning says so.
 pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Vec<Finding> {
+    run(draft, definition).findings
+}
+
+/// Like [`validate`], and also returns the compiled expression plan.
+pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Report {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),
@@ -38,7 +55,8 @@ pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -
     };
     let mut findings = Vec::new();
     shape::check(&cx, &mut findings);
-    graph::check(&cx, &mut findings);
+    let analysis = expr::check(&cx, &mut findings);
+    graph::check(&cx, &analysis.references, &mut findings);
     if cx.definition.is_some() {
         capability::check(&cx, &mut findings);
         model::check(&cx, &mut findings);
@@ -55,7 +73,10 @@ pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -
         );
     }
     sort_findings(&mut findings);
-    findings
+    Report {
+        findings,
+        plan: analysis.plan,
+    }
 }
 
 /// The first byte of a value: where a finding about a whole object or array points, so

@@ -11,15 +11,17 @@ use crate::exit;
 /// whether its fix is safe to apply unattended.
 ///
 /// Without CODE, lists every code with its name, validator, severity and summary.
+/// `lwirc explain functions` shows the functions expressions may call.
 ///
 /// Examples:
 ///   lwirc explain LW301
 ///   lwirc explain unknown-tool
+///   lwirc explain functions
 ///   lwirc explain
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// A code (`LW301`) or a problem name (`unknown-tool`).
+    /// A code (`LW301`), a problem name (`unknown-tool`), or `functions`.
     #[arg(value_name = "CODE")]
     code: Option<String>,
 }
@@ -40,6 +42,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         print(&out)?;
         return Ok(exit::OK);
     };
+    if text.trim() == "functions" {
+        print(&format!(
+            "# The expression whitelist\n\nExpressions may call only these functions and macros; \
+             anything else is LW202 (or LW204 when it reaches outside the sandbox).\n\n{}",
+            lwir_spec::expr::functions::reference_markdown()
+        ))?;
+        return Ok(exit::OK);
+    }
     let Some(code) = Code::parse(text.trim()) else {
         bail!("unknown code `{text}`; `lwirc explain` lists them all");
     };

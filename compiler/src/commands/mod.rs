@@ -1,12 +1,23 @@
 //! One module per subcommand.
 
+pub(crate) mod canon;
+pub(crate) mod drift;
 pub(crate) mod explain;
+pub(crate) mod hash;
+pub(crate) mod manifest;
+pub(crate) mod register;
+pub(crate) mod registry;
 pub(crate) mod validate;
 
 use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use lwirc::pipeline::Source;
+use lwir_spec::SpannedDocument;
+use lwir_spec::codes::Validator;
+use lwir_spec::document;
+use lwirc::pipeline::{self, Source};
+use lwirc::render::human;
 
 /// Reads `path`, or standard input for `-`.
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
@@ -67,9 +78,86 @@ impl ColorChoice {
 
 /// Writes `text` to standard output; a closed pipe (`lwirc … | head`) is not an error.
 pub(crate) fn print(text: &str) -> anyhow::Result<()> {
+    print_bytes(text.as_bytes())
+}
+
+/// Reads `source` as strict I-JSON: its document, or — when the reader found any problem —
+/// the reader's findings rendered for people (for standard error).
+pub(crate) fn read_document(source: &Source, color: bool) -> Result<SpannedDocument, String> {
+    let read = document::read(source.bytes.clone());
+    match read.document {
+        Some(document) if read.findings.is_empty() => Ok(document),
+        _ => Err(human::render(
+            &reader_validation(source),
+            human::HumanOptions {
+                color,
+                ..Default::default()
+            },
+        )),
+    }
+}
+
+/// The findings of reading `source` as strict I-JSON, as a validation for the renderers.
+pub(crate) fn reader_validation(source: &Source) -> pipeline::Validation {
+    // The pipeline reads the same bytes into the same findings and gives the renderers what
+    // they need; only the reader's findings are kept.
+    let mut validation = pipeline::validate(source.clone(), None);
+    validation
+        .findings
+        .retain(|f| f.code.validator() == Validator::Document);
+    validation.version = None;
+    validation
+}
+
+/// Output formats of findings.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// miette's graphical report.
+    Human,
+    /// One JSON object: file, version (when clean), findings, summary.
+    Json,
+    /// A SARIF 2.1.0 log.
+    Sarif,
+}
+
+/// Whether standard error is a terminal that takes colour (`NO_COLOR` respected).
+pub(crate) fn stderr_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Writes `bytes` to standard output; a closed pipe is not an error.
+pub(crate) fn print_bytes(bytes: &[u8]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to standard output"),
+    }
+}
+
+/// The registry directory: `--registry DIR`, else `LWIR_REGISTRY`, else `.lwir/registry`
+/// under the current directory.
+pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| {
+        std::env::var_os("LWIR_REGISTRY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
+    .unwrap_or_else(|| PathBuf::from(".lwir/registry"))
+}
+
+/// Maps an expected registry failure (not found, ambiguous, corrupt, refused) to a message on
+/// standard error and exit 1; storage failures stay errors (exit 2).
+pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8> {
+    let error = match outcome {
+        Ok(code) => return Ok(code),
+        Err(error) => error,
+    };
+    match error.downcast::<lwirc::registry::RegistryError>() {
+        Ok(lwirc::registry::RegistryError::Storage(e)) => Err(e.into()),
+        Ok(e) => {
+            eprintln!("lwirc: {e}");
+            Ok(crate::exit::FINDINGS)
+        }
+        Err(other) => Err(other),
     }
 }

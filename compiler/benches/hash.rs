@@ -1,0 +1,72 @@
+//! `lwirc hash` on a ~10 MB generated document — read with the spanned I-JSON reader,
+//! canonicalise (RFC 8785), SHA-256 — next to plain `serde_json` parsing of the same bytes
+//! (the baseline, measured in the same run), and each stage on its own.
+//!
+//! Run with `cargo bench -p lwirc --bench hash`; compare the throughputs of `hash` and
+//! `serde_json`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use lwirc::canon::{canonical_bytes, sha256_of, version_of};
+
+/// A pretty-printed document of about `target` bytes: workflow-like steps with strings,
+/// integers, doubles, nested schemas and non-ASCII text, keys in no particular order.
+fn document(target: usize) -> Vec<u8> {
+    let mut steps = Vec::new();
+    let mut size = 0;
+    let mut i = 0u64;
+    while size < target {
+        let step = serde_json::json!({
+            "id": format!("step_{i}"),
+            "kind": if i.is_multiple_of(2) { "tool.call" } else { "model.call" },
+            "tool": "github.list_issues",
+            "args": { "repo": "${ input.repo }", "state": "open", "per_page": i % 100 + 1 },
+            "prompt": format!("Classify issue #{i}: «${{ issue.title }}» — résumé ✓"),
+            "weights": [0.1 * i as f64, 1.5e-7, 333_333_333.333_333_3, -0.0, 1e21],
+            "output": { "type": "object", "required": ["label"],
+                        "properties": { "label": { "enum": ["bug", "feature", "question"] },
+                                        "score": { "type": "number", "minimum": 0, "maximum": 1 } } },
+            "after": [format!("step_{}", i.saturating_sub(1))]
+        });
+        size += serde_json::to_vec_pretty(&step).unwrap().len();
+        steps.push(step);
+        i += 1;
+    }
+    serde_json::to_vec_pretty(
+        &serde_json::json!({ "lwir": "1", "workflow": "bench", "steps": steps }),
+    )
+    .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let bytes = document(10 << 20);
+    let mut group = c.benchmark_group("hash");
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.sample_size(10);
+    group.bench_function("serde_json", |b| {
+        b.iter(|| black_box(serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()))
+    });
+    group.bench_function("hash", |b| {
+        b.iter(|| {
+            let read = lwir_spec::document::read(bytes.clone());
+            let document = read.document.unwrap();
+            black_box(version_of(document.root()))
+        })
+    });
+    group.bench_function("read", |b| {
+        b.iter(|| black_box(lwir_spec::document::read(bytes.clone())))
+    });
+    let read = lwir_spec::document::read(bytes.clone());
+    assert!(read.findings.is_empty());
+    let document = read.document.unwrap();
+    group.bench_function("canon", |b| {
+        b.iter(|| black_box(canonical_bytes(document.root())))
+    });
+    let canonical = canonical_bytes(document.root());
+    group.bench_function("sha256", |b| b.iter(|| black_box(sha256_of(&canonical))));
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

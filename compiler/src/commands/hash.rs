@@ -1,0 +1,41 @@
+//! `lwirc hash`: the content hash of a JSON file, `sha256:` + SHA-256 of its canonical bytes.
+
+use lwirc::canon::version_of;
+
+use super::{print, read_document, read_source, stderr_color};
+use crate::exit;
+
+/// Print `sha256:<hex>`, the SHA-256 of a JSON file's RFC 8785 canonical bytes.
+///
+/// For an LWIR draft this is its WorkflowVersion: the same value `lwirc validate` reports for
+/// a clean draft and `lwirc register` stores it under. Two files that differ only in
+/// whitespace, key order, escapes or number spelling have the same hash. A file that is not
+/// I-JSON is reported on standard error (exit 1).
+///
+/// Exit status: 0 printed, 1 not I-JSON, 2 usage error or unreadable file.
+///
+/// Examples:
+///   lwirc hash draft.json
+///   lwirc canon draft.json | sha256sum          # the same digest, without `sha256:`
+///   planner-cli | lwirc hash -
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    /// The JSON file (`-` for standard input).
+    #[arg(value_name = "FILE")]
+    file: String,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let source = read_source(&args.file)?;
+    match read_document(&source, stderr_color()) {
+        Ok(document) => {
+            print(&format!("{}\n", version_of(document.root())))?;
+            Ok(exit::OK)
+        }
+        Err(report) => {
+            eprint!("{report}");
+            Ok(exit::FINDINGS)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! `lwirc register`: validate a draft and store it as an immutable workflow version.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use lwirc::pipeline;
+use lwirc::registry::{Registered, Registration, Registry, RegistryError};
+use lwirc::render::human;
+
+use super::{ColorChoice, print, read_pair, registry_dir, stderr_color};
+use crate::exit;
+
+/// Validate a draft and register it as an immutable, content-addressed workflow version.
+///
+/// The draft is validated against its definition exactly as `lwirc validate` does. On any
+/// error nothing is registered: the findings are printed and the exit status is 1. A clean
+/// draft is stored as its RFC 8785 canonical bytes under its WorkflowVersion
+/// (`sha256:` + SHA-256 of those bytes), with a registration record: the workflow name, a
+/// snapshot of every tool and model slot the draft references (hashes of each tool's
+/// description and schemas; each slot's model, quality, capabilities and context size), the
+/// validation result with its warnings, the lwirc version and the time. The version is
+/// printed on standard output; everything else goes to standard error.
+///
+/// Registering the same draft again is idempotent (exit 0, nothing written). Registering it
+/// against a definition whose referenced tools or slots differ from the recorded snapshot
+/// is refused (exit 1, naming each difference). Stored files are read-only; writes are
+/// atomic and safe with any number of concurrent `lwirc register` processes.
+///
+/// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
+/// current directory.
+///
+/// Exit status: 0 registered (or already registered), 1 errors in the draft, refused, or a
+/// corrupt registry, 2 usage error or unreadable file.
+///
+/// Examples:
+///   lwirc register draft.json -d workflow.json
+///   version=$(lwirc register draft.json -d workflow.json) && lwirc registry show "$version"
+///   lwirc register draft.json -d workflow.json --registry /srv/lwir
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    /// The LWIR draft to register (`-` for standard input).
+    #[arg(value_name = "DRAFT")]
+    draft: String,
+    /// The WorkflowDefinition the draft is compiled against.
+    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
+    definition: String,
+    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "DIR")]
+    registry: Option<PathBuf>,
+    /// When to colour the findings.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
+    let validation = pipeline::validate(draft, definition);
+    let options = |color| human::HumanOptions {
+        color,
+        ..Default::default()
+    };
+    let registration = match Registration::new(&validation, SystemTime::now()) {
+        Ok(registration) => registration,
+        Err(why) => {
+            print(&human::render(&validation, options(args.color.enabled())))?;
+            eprintln!("lwirc: not registered: {why}");
+            return Ok(exit::FINDINGS);
+        }
+    };
+    if !validation.findings.is_empty() {
+        // Warnings: worth seeing, but standard output is for the version.
+        eprint!("{}", human::render(&validation, options(stderr_color())));
+    }
+    let dir = registry_dir(args.registry);
+    let registry = Registry::at(&dir);
+    match registry.register(&registration) {
+        Ok(Registered::New(entry)) => {
+            eprintln!(
+                "registered `{}` as {} in {}",
+                entry.record.workflow,
+                entry.version,
+                dir.display()
+            );
+            print(&format!("{}\n", entry.version))?;
+            Ok(exit::OK)
+        }
+        Ok(Registered::Already(entry)) => {
+            eprintln!(
+                "{} is already registered (`{}`, {}) with the same snapshot; nothing written",
+                entry.version, entry.record.workflow, entry.record.registered_at
+            );
+            print(&format!("{}\n", entry.version))?;
+            Ok(exit::OK)
+        }
+        Err(RegistryError::SnapshotMismatch { version, changes }) => {
+            eprintln!(
+                "lwirc: refused: {version} is already registered against a different \
+                 capability/model snapshot; what differs today:"
+            );
+            for change in changes {
+                eprintln!("  - {change}");
+            }
+            eprintln!(
+                "a version is immutable: `lwirc drift {version} -d {}` shows the same",
+                args.definition
+            );
+            Ok(exit::FINDINGS)
+        }
+        Err(RegistryError::Storage(e)) => Err(e.into()),
+        Err(e) => {
+            eprintln!("lwirc: {e}");
+            Ok(exit::FINDINGS)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! `lwirc registry`: list, show and verify registered workflow versions.
+
+use std::path::PathBuf;
+
+use lwirc::registry::{Registry, RegistryError};
+use serde::Serialize;
+
+use super::{print, print_bytes, registry_dir, registry_failure};
+use crate::exit;
+
+/// Read and check the registry of workflow versions.
+///
+/// `list` shows every version (workflow, version, when registered); `show` prints one
+/// version's registration record (or, with `--lwir`, its canonical LWIR), found by a unique
+/// prefix of its hash; `verify` re-reads and re-hashes everything and reports each corrupt,
+/// missing or orphaned object. Every read re-verifies the hash of what it read.
+///
+/// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
+/// current directory.
+///
+/// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error or unreadable
+/// registry.
+///
+/// Examples:
+///   lwirc registry list
+///   lwirc registry list --format json | jq -r '.[].version'
+///   lwirc registry show 5c281a30
+///   lwirc registry show sha256:5c281a30 --lwir > pinned.json
+///   lwirc registry verify --registry /srv/lwir
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: RegistryCommand,
+    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "DIR", global = true)]
+    registry: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+enum RegistryCommand {
+    /// List every registered version: workflow, version, when registered (oldest first).
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
+    },
+    /// Print the registration record of a version (JSON), found by a unique hash prefix.
+    #[command(verbatim_doc_comment)]
+    Show {
+        /// The version: `sha256:<hex>` or a unique prefix of its hex digits, with or
+        /// without `sha256:`.
+        #[arg(value_name = "VERSION")]
+        version: String,
+        /// Print the version's canonical LWIR instead of its record.
+        #[arg(long)]
+        lwir: bool,
+    },
+    /// Re-hash every stored file; report corrupt, missing and orphaned objects.
+    ///
+    /// Corrupt or missing objects are problems (exit 1). Orphans (objects no version
+    /// refers to: a registration that did not finish, or one still running) and temporary
+    /// files of unpublished writes are reported but harmless: nothing reads them.
+    Verify,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ListFormat {
+    /// Aligned columns.
+    Human,
+    /// A JSON array of `{workflow, version, registered_at}`.
+    Json,
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    workflow: &'a str,
+    version: String,
+    registered_at: &'a str,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let registry = Registry::at(registry_dir(args.registry));
+    let outcome = match args.command {
+        RegistryCommand::List { format } => list(&registry, format),
+        RegistryCommand::Show { version, lwir } => show(&registry, &version, lwir),
+        RegistryCommand::Verify => verify(&registry),
+    };
+    registry_failure(outcome)
+}
+
+fn list(registry: &Registry, format: ListFormat) -> anyhow::Result<u8> {
+    let (entries, problems) = registry.list()?;
+    let rows: Vec<Listed> = entries
+        .iter()
+        .map(|e| Listed {
+            workflow: &e.record.workflow,
+            version: e.version.to_string(),
+            registered_at: &e.record.registered_at,
+        })
+        .collect();
+    let text = match format {
+        ListFormat::Json => serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n",
+        ListFormat::Human => {
+            let width = rows.iter().map(|r| r.workflow.len()).max().unwrap_or(0);
+            rows.iter()
+                .map(|r| {
+                    format!(
+                        "{:<width$}  {}  {}\n",
+                        r.workflow, r.version, r.registered_at
+                    )
+                })
+                .collect()
+        }
+    };
+    print(&text)?;
+    for problem in &problems {
+        eprintln!("lwirc: {problem}");
+    }
+    Ok(if problems.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
+}
+
+fn show(registry: &Registry, text: &str, lwir: bool) -> anyhow::Result<u8> {
+    let version = registry.resolve(text)?;
+    let entry = registry.entry(&version)?.ok_or(RegistryError::NotFound {
+        prefix: text.to_owned(),
+    })?;
+    let bytes = if lwir {
+        registry.lwir(&version)?
+    } else {
+        registry.record_bytes(&entry)?
+    };
+    print_bytes(&bytes)?;
+    Ok(exit::OK)
+}
+
+fn verify(registry: &Registry) -> anyhow::Result<u8> {
+    let report = registry.verify()?;
+    let mut text = String::new();
+    for issue in &report.issues {
+        text.push_str(&format!(
+            "{:<10}  {}: {}\n",
+            issue.kind.as_str(),
+            issue.location,
+            issue.detail
+        ));
+    }
+    let problems = report.issues.iter().filter(|i| i.kind.is_problem()).count();
+    text.push_str(&format!(
+        "verified {} version{} and {} object{}: {}\n",
+        report.versions,
+        if report.versions == 1 { "" } else { "s" },
+        report.objects,
+        if report.objects == 1 { "" } else { "s" },
+        match problems {
+            0 => "ok".to_owned(),
+            1 => "1 problem".to_owned(),
+            n => format!("{n} problems"),
+        }
+    ));
+    print(&text)?;
+    Ok(if report.has_problems() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}

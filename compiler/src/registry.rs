@@ -1,0 +1,791 @@
+//! The registry: validated drafts stored as immutable, content-addressed workflow versions.
+//!
+//! # Model
+//! Two kinds of stored thing, both write-once:
+//! - **objects**, named by the SHA-256 of their bytes: the canonical (RFC 8785) LWIR of each
+//!   version, whose digest *is* the WorkflowVersion, and each version's registration
+//!   [`Record`];
+//! - **versions**, one small reference per WorkflowVersion, naming its record object:
+//!   `{"record":"sha256:…","version":"sha256:…"}` in canonical form.
+//!
+//! Registering stores the LWIR object, then the record object, then publishes the version
+//! reference. Publishing never replaces: of two processes registering the same LWIR at once,
+//! one publishes and the other finds its reference and answers as for a repeated
+//! registration (idempotent when the snapshots agree, refused when they differ). A process
+//! that dies before publishing leaves at most an unreferenced object, which [`Registry::verify`]
+//! reports as an orphan. Every read re-hashes what it read and refuses bytes whose hash is
+//! not their name.
+//!
+//! # Storage boundary
+//! [`Storage`] is everything the registry needs from where the bytes live: put/get an object
+//! by digest, publish/get a version reference without replacing, list both. [`Directory`]
+//! implements it on a local directory. The model is that of an OCI distribution registry —
+//! objects are blobs addressed by digest, a version reference is a manifest tagged with the
+//! version's hex digest that lists the two blobs — so a shared team registry can implement
+//! [`Storage`] over the OCI distribution API later without changing anything above it
+//! (write-once tags need a registry configured for immutable tags, or a check before the
+//! put).
+
+mod directory;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use lwir_spec::Origin;
+use lwir_spec::ir::{Definition, Draft};
+use serde::{Deserialize, Serialize};
+
+pub use directory::Directory;
+
+use crate::canon::{canonical_bytes, sha256_of};
+use crate::pipeline::Validation;
+use crate::snapshot::{Change, ModelSlotSnapshot, Snapshot, ToolSnapshot, compare};
+
+/// The format tag of a registration record.
+pub const RECORD_FORMAT: &str = "lwir.registration/1";
+
+/// A SHA-256 digest: the name of an object, and (for canonical LWIR) a WorkflowVersion.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest {
+    hex: String,
+}
+
+impl Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        let text = sha256_of(bytes);
+        Self {
+            hex: text["sha256:".len()..].to_owned(),
+        }
+    }
+
+    /// Parses `sha256:<64 lowercase hex digits>`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::from_hex(text.strip_prefix("sha256:")?)
+    }
+
+    /// Parses 64 lowercase hex digits.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        (hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))).then(
+            || Self {
+                hex: hex.to_owned(),
+            },
+        )
+    }
+
+    /// The 64 hex digits.
+    pub fn hex(&self) -> &str {
+        &self.hex
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256:{}", self.hex)
+    }
+}
+
+/// What a registration stores beside the LWIR: what it was validated against and how.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// [`RECORD_FORMAT`].
+    pub format: String,
+    /// The WorkflowVersion, `sha256:<hex>`.
+    pub version: String,
+    /// The workflow's name (the draft's `workflow`).
+    pub workflow: String,
+    /// When it was registered, RFC 3339 in UTC.
+    pub registered_at: String,
+    /// The lwirc that registered it.
+    pub lwirc_version: String,
+    /// Per referenced tool: id and the hashes of its description, input and output schema.
+    pub capability_snapshot: Vec<ToolSnapshot>,
+    /// Per referenced model slot: id, model, quality, capabilities, context size and hash.
+    pub model_snapshot: Vec<ModelSlotSnapshot>,
+    /// The validation result: `summary` and `findings` (its warnings) in the shape of the
+    /// JSON report of `lwirc validate`.
+    pub validation: serde_json::Value,
+    /// The compiled expression plan; reserved, `null` until expressions are compiled.
+    pub expressions: Option<serde_json::Value>,
+}
+
+impl Record {
+    /// The capability and model-slot snapshot it pins.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            tools: self.capability_snapshot.clone(),
+            model_slots: self.model_snapshot.clone(),
+        }
+    }
+}
+
+/// A draft ready to be stored: its canonical bytes and its record.
+#[derive(Clone, Debug)]
+pub struct Registration {
+    /// The RFC 8785 canonical bytes of the draft.
+    pub lwir: Vec<u8>,
+    /// Its record.
+    pub record: Record,
+}
+
+/// Why a validation cannot be registered.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NotRegistrable {
+    /// The draft has errors (a draft with a misspelt tool id).
+    #[error("the draft has errors")]
+    HasErrors,
+    /// It was validated without a definition (`lwirc validate draft.json` without `-d`), or
+    /// the definition could not be read.
+    #[error("the draft was not validated against a readable definition")]
+    NoDefinition,
+}
+
+impl Registration {
+    /// The registration of a draft that `validation` found clean against its definition,
+    /// stamped `registered_at`.
+    pub fn new(validation: &Validation, registered_at: SystemTime) -> Result<Self, NotRegistrable> {
+        if validation.has_errors() {
+            return Err(NotRegistrable::HasErrors);
+        }
+        let draft_doc = validation
+            .document(Origin::Draft)
+            .ok_or(NotRegistrable::HasErrors)?;
+        let definition_doc = validation
+            .definition
+            .as_ref()
+            .and_then(|_| validation.document(Origin::Definition))
+            .ok_or(NotRegistrable::NoDefinition)?;
+        let draft = Draft::new(draft_doc.root());
+        let definition = Definition::new(definition_doc.root());
+        let snapshot = Snapshot::of_draft(&definition, &draft);
+        let lwir = canonical_bytes(draft_doc.root());
+        let report: serde_json::Value =
+            serde_json::from_str(&crate::render::json::render(validation)).unwrap_or_default();
+        let record = Record {
+            format: RECORD_FORMAT.to_owned(),
+            version: sha256_of(&lwir),
+            workflow: draft
+                .workflow()
+                .and_then(lwir_spec::Node::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            registered_at: rfc3339(registered_at),
+            lwirc_version: env!("CARGO_PKG_VERSION").to_owned(),
+            capability_snapshot: snapshot.tools,
+            model_snapshot: snapshot.model_slots,
+            validation: serde_json::json!({
+                "summary": report["summary"],
+                "findings": report["findings"],
+            }),
+            expressions: None,
+        };
+        Ok(Self { lwir, record })
+    }
+}
+
+/// A registered version: its digest, its record and where the record is stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The WorkflowVersion.
+    pub version: Digest,
+    /// The digest of the record object.
+    pub record_digest: Digest,
+    /// The record.
+    pub record: Record,
+}
+
+/// What [`Registry::register`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Registered {
+    /// Stored now.
+    New(Entry),
+    /// Already registered with the same snapshot; nothing was written.
+    Already(Entry),
+}
+
+/// A registry operation that could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// Stored bytes are not what their name says: a flipped byte in `objects/sha256/<hex>`,
+    /// a version reference that is not `{"record":…,"version":…}` for its name, a record
+    /// that does not parse.
+    #[error("{location} is corrupt: {detail}; run `lwirc registry verify`")]
+    Corrupt {
+        /// Which stored thing.
+        location: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A version reference names an object that is not there (deleted by hand).
+    #[error("{location} is missing (needed by {version}); run `lwirc registry verify`")]
+    Missing {
+        /// Which stored thing.
+        location: String,
+        /// The version that needs it.
+        version: Digest,
+    },
+    /// `registry show 0000` when no version starts with `0000`.
+    #[error("no registered version matches `{prefix}`")]
+    NotFound {
+        /// The prefix as given.
+        prefix: String,
+    },
+    /// `registry show a` when several versions start with `a`.
+    #[error("`{prefix}` is ambiguous: it matches {}", candidates.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    Ambiguous {
+        /// The prefix as given.
+        prefix: String,
+        /// Every version it matches.
+        candidates: Vec<Digest>,
+    },
+    /// `registry show xyz`: not hex digits.
+    #[error("`{prefix}` is not a version: give `sha256:` and/or hex digits")]
+    InvalidPrefix {
+        /// The text as given.
+        prefix: String,
+    },
+    /// The same LWIR was registered before against a different capability or model
+    /// snapshot (a tool's input schema changed between the two registrations).
+    #[error("{version} is already registered against a different snapshot: {}", changes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    SnapshotMismatch {
+        /// The version.
+        version: Digest,
+        /// How today's snapshot differs from the registered one.
+        changes: Vec<Change>,
+    },
+    /// The storage failed (permission denied, disk full).
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// A storage operation failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{context}: {source}")]
+pub struct StorageError {
+    /// What was being done, to what.
+    pub context: String,
+    /// Why it failed.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Whether a write-once put created the thing or found it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// Written now.
+    Created,
+    /// Already present; left as it was.
+    Existed,
+}
+
+/// The two areas of a registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Area {
+    /// Content-addressed objects.
+    Objects,
+    /// Version references.
+    Versions,
+}
+
+/// A name found in an area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// A digest-named object or version.
+    Named(Digest),
+    /// A write in progress, or left by a process that died before publishing it.
+    Temporary(String),
+    /// Something that is neither.
+    Unexpected(String),
+}
+
+/// Where the registry's bytes live. Implementations must make puts write-once (never
+/// replace an existing name) and atomic (a name is either absent or has all its bytes).
+pub trait Storage {
+    /// Stores `bytes` as the object `digest` (the caller's digest of them) unless it exists.
+    fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
+    /// The bytes of object `digest`, unverified; `None` when absent.
+    fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError>;
+    /// Deletes object `digest` (used only for a record that lost a publishing race).
+    fn remove_object(&self, digest: &Digest) -> Result<(), StorageError>;
+    /// Publishes the reference of `version` unless one exists.
+    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
+    /// The reference of `version`; `None` when absent.
+    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError>;
+    /// Every name in `area`.
+    fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError>;
+    /// How to name `name` of `area` to a person (`objects/sha256/<hex>`).
+    fn location(&self, area: Area, name: &str) -> String;
+}
+
+/// The registry over a storage.
+#[derive(Debug)]
+pub struct Registry<S = Directory> {
+    storage: S,
+}
+
+impl Registry<Directory> {
+    /// The registry in directory `dir` (created on the first registration).
+    pub fn at(dir: impl Into<std::path::PathBuf>) -> Self {
+        Self::new(Directory::new(dir))
+    }
+}
+
+/// The reference of one version: the canonical JSON of this struct (fields in JCS order).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionRef {
+    record: String,
+    version: String,
+}
+
+impl<S: Storage> Registry<S> {
+    /// The registry over `storage`.
+    pub fn new(storage: S) -> Self {
+        Self { storage }
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Stores `registration`: idempotent for the same LWIR and snapshot, refused
+    /// ([`RegistryError::SnapshotMismatch`]) for the same LWIR and a different snapshot.
+    pub fn register(&self, registration: &Registration) -> Result<Registered, RegistryError> {
+        let version = Digest::of(&registration.lwir);
+        let snapshot = registration.record.snapshot();
+        if let Some(existing) = self.entry(&version)? {
+            return self.settle(existing, &snapshot);
+        }
+        self.put_verified(&version, &registration.lwir)?;
+        let mut record_bytes = serde_json::to_vec_pretty(&registration.record)
+            .expect("a record serialises: strings, numbers and JSON values");
+        record_bytes.push(b'\n');
+        let record_digest = Digest::of(&record_bytes);
+        self.put_verified(&record_digest, &record_bytes)?;
+        let reference = version_ref(&version, &record_digest);
+        match self.storage.put_version(&version, &reference)? {
+            Put::Created => Ok(Registered::New(Entry {
+                version,
+                record_digest,
+                record: registration.record.clone(),
+            })),
+            Put::Existed => {
+                // Another process published this version first. Its record is the one that
+                // counts; ours is referenced by nothing unless it is byte-identical to it.
+                let existing = self
+                    .entry(&version)?
+                    .ok_or_else(|| RegistryError::Corrupt {
+                        location: self.storage.location(Area::Versions, version.hex()),
+                        detail: "published but unreadable".into(),
+                    })?;
+                if existing.record_digest != record_digest {
+                    self.storage.remove_object(&record_digest)?;
+                }
+                self.settle(existing, &snapshot)
+            }
+        }
+    }
+
+    fn settle(&self, existing: Entry, snapshot: &Snapshot) -> Result<Registered, RegistryError> {
+        let pinned = existing.record.snapshot();
+        if pinned == *snapshot {
+            return Ok(Registered::Already(existing));
+        }
+        let mut changes = compare(&pinned, snapshot);
+        if changes.is_empty() {
+            // Same facts in another order (capabilities listed differently).
+            changes = pinned
+                .model_slots
+                .iter()
+                .map(|m| Change::SlotOtherwise { slot: m.id.clone() })
+                .collect();
+        }
+        Err(RegistryError::SnapshotMismatch {
+            version: existing.version,
+            changes,
+        })
+    }
+
+    /// Puts an object; when one of that name exists, checks that its bytes hash to it.
+    fn put_verified(&self, digest: &Digest, bytes: &[u8]) -> Result<(), RegistryError> {
+        if self.storage.put_object(digest, bytes)? == Put::Existed {
+            self.object(digest, digest)?;
+        }
+        Ok(())
+    }
+
+    /// The verified bytes of object `digest`, needed by `version`.
+    fn object(&self, digest: &Digest, version: &Digest) -> Result<Vec<u8>, RegistryError> {
+        let location = self.storage.location(Area::Objects, digest.hex());
+        let bytes = self
+            .storage
+            .object(digest)?
+            .ok_or_else(|| RegistryError::Missing {
+                location: location.clone(),
+                version: version.clone(),
+            })?;
+        let actual = Digest::of(&bytes);
+        if actual != *digest {
+            return Err(RegistryError::Corrupt {
+                location,
+                detail: format!("its bytes hash to {actual}"),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// The registered version `version`, its reference, record and LWIR verified; `None`
+    /// when it is not registered.
+    pub fn entry(&self, version: &Digest) -> Result<Option<Entry>, RegistryError> {
+        let Some(bytes) = self.storage.version(version)? else {
+            return Ok(None);
+        };
+        let location = self.storage.location(Area::Versions, version.hex());
+        let corrupt = |detail: String| RegistryError::Corrupt {
+            location: location.clone(),
+            detail,
+        };
+        let reference: VersionRef = serde_json::from_slice(&bytes)
+            .map_err(|e| corrupt(format!("not a version reference ({e})")))?;
+        let record_digest = Digest::parse(&reference.record)
+            .ok_or_else(|| corrupt(format!("`{}` is not a digest", reference.record)))?;
+        if reference.version != version.to_string() || version_ref(version, &record_digest) != bytes
+        {
+            return Err(corrupt(
+                "not the canonical reference of this version".into(),
+            ));
+        }
+        self.object(version, version)?;
+        let record_bytes = self.object(&record_digest, version)?;
+        let record: Record =
+            serde_json::from_slice(&record_bytes).map_err(|e| RegistryError::Corrupt {
+                location: self.storage.location(Area::Objects, record_digest.hex()),
+                detail: format!("not a registration record ({e})"),
+            })?;
+        if record.version != version.to_string() {
+            return Err(RegistryError::Corrupt {
+                location: self.storage.location(Area::Objects, record_digest.hex()),
+                detail: format!("the record is of {}, not {version}", record.version),
+            });
+        }
+        Ok(Some(Entry {
+            version: version.clone(),
+            record_digest,
+            record,
+        }))
+    }
+
+    /// The bytes of `entry`'s record as stored, verified.
+    pub fn record_bytes(&self, entry: &Entry) -> Result<Vec<u8>, RegistryError> {
+        self.object(&entry.record_digest, &entry.version)
+    }
+
+    /// The canonical LWIR of `version`, verified.
+    pub fn lwir(&self, version: &Digest) -> Result<Vec<u8>, RegistryError> {
+        self.object(version, version)
+    }
+
+    /// The one registered version that `text` (`sha256:` optional, then hex digits, any
+    /// case) is a prefix of.
+    pub fn resolve(&self, text: &str) -> Result<Digest, RegistryError> {
+        let trimmed = text.trim();
+        let prefix = trimmed
+            .strip_prefix("sha256:")
+            .unwrap_or(trimmed)
+            .to_ascii_lowercase();
+        if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return Err(RegistryError::InvalidPrefix {
+                prefix: text.to_owned(),
+            });
+        }
+        let mut candidates: Vec<Digest> = self
+            .versions()?
+            .into_iter()
+            .filter(|v| v.hex().starts_with(&prefix))
+            .collect();
+        match candidates.len() {
+            0 => Err(RegistryError::NotFound {
+                prefix: text.to_owned(),
+            }),
+            1 => Ok(candidates.remove(0)),
+            _ => Err(RegistryError::Ambiguous {
+                prefix: text.to_owned(),
+                candidates,
+            }),
+        }
+    }
+
+    /// Every registered version, sorted.
+    fn versions(&self) -> Result<Vec<Digest>, RegistryError> {
+        let mut versions: Vec<Digest> = self
+            .storage
+            .list(Area::Versions)?
+            .into_iter()
+            .filter_map(|l| match l {
+                Listed::Named(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        versions.sort();
+        Ok(versions)
+    }
+
+    /// Every registered version that reads back intact, oldest first, and the error of
+    /// each that does not.
+    pub fn list(&self) -> Result<(Vec<Entry>, Vec<RegistryError>), RegistryError> {
+        let mut entries = Vec::new();
+        let mut problems = Vec::new();
+        for version in self.versions()? {
+            match self.entry(&version) {
+                Ok(Some(entry)) => entries.push(entry),
+                // Listed, then gone: nothing to show.
+                Ok(None) => {}
+                Err(RegistryError::Storage(e)) => return Err(e.into()),
+                Err(e) => problems.push(e),
+            }
+        }
+        entries.sort_by(|a, b| {
+            (&a.record.registered_at, &a.version).cmp(&(&b.record.registered_at, &b.version))
+        });
+        Ok((entries, problems))
+    }
+
+    /// Re-reads and re-hashes everything: every version reference, record and LWIR object,
+    /// and every object, referenced or not.
+    pub fn verify(&self) -> Result<Verification, RegistryError> {
+        let mut report = Verification::default();
+        // Objects needed by an intact-looking reference, with the version that needs them.
+        let mut needed: BTreeMap<Digest, Digest> = BTreeMap::new();
+        for listed in self.storage.list(Area::Versions)? {
+            let version = match listed {
+                Listed::Named(d) => d,
+                Listed::Temporary(name) => {
+                    report.push(IssueKind::Temporary, Area::Versions, &name, &self.storage);
+                    continue;
+                }
+                Listed::Unexpected(name) => {
+                    report.push(IssueKind::Unexpected, Area::Versions, &name, &self.storage);
+                    continue;
+                }
+            };
+            match self.entry(&version) {
+                Ok(Some(entry)) => {
+                    report.versions += 1;
+                    needed.insert(entry.version.clone(), version.clone());
+                    needed.insert(entry.record_digest, version);
+                }
+                Ok(None) => {}
+                Err(RegistryError::Storage(e)) => return Err(e.into()),
+                Err(e) => {
+                    // Keep what the reference names, so the object pass does not also call
+                    // it an orphan.
+                    if let Some(bytes) = self.storage.version(&version)?
+                        && let Ok(r) = serde_json::from_slice::<VersionRef>(&bytes)
+                        && let Some(d) = Digest::parse(&r.record)
+                    {
+                        needed.insert(d, version.clone());
+                    }
+                    needed.insert(version.clone(), version.clone());
+                    report.issues.push(Issue::from_error(e));
+                }
+            }
+        }
+        for listed in self.storage.list(Area::Objects)? {
+            let digest = match listed {
+                Listed::Named(d) => d,
+                Listed::Temporary(name) => {
+                    report.push(IssueKind::Temporary, Area::Objects, &name, &self.storage);
+                    continue;
+                }
+                Listed::Unexpected(name) => {
+                    report.push(IssueKind::Unexpected, Area::Objects, &name, &self.storage);
+                    continue;
+                }
+            };
+            report.objects += 1;
+            let location = self.storage.location(Area::Objects, digest.hex());
+            if let Some(bytes) = self.storage.object(&digest)? {
+                let actual = Digest::of(&bytes);
+                if actual != digest && !report.issues.iter().any(|i| i.location == location) {
+                    report.issues.push(Issue {
+                        kind: IssueKind::Corrupt,
+                        location: location.clone(),
+                        detail: format!("its bytes hash to {actual}"),
+                    });
+                }
+            }
+            if !needed.contains_key(&digest) {
+                report.issues.push(Issue {
+                    kind: IssueKind::Orphan,
+                    location,
+                    detail: "referenced by no version (a registration that did not finish, or \
+                             one still running)"
+                        .into(),
+                });
+            }
+        }
+        report
+            .issues
+            .sort_by(|a, b| (a.kind, &a.location).cmp(&(b.kind, &b.location)));
+        report.issues.dedup();
+        Ok(report)
+    }
+}
+
+fn version_ref(version: &Digest, record: &Digest) -> Vec<u8> {
+    serde_json::to_vec(&VersionRef {
+        record: record.to_string(),
+        version: version.to_string(),
+    })
+    .expect("two strings serialise")
+}
+
+/// The outcome of [`Registry::verify`].
+#[derive(Debug, Default)]
+pub struct Verification {
+    /// Versions whose reference, record and LWIR all verified.
+    pub versions: usize,
+    /// Objects hashed.
+    pub objects: usize,
+    /// Everything found, problems first.
+    pub issues: Vec<Issue>,
+}
+
+impl Verification {
+    /// Whether anything is corrupt or missing (orphans and temporary files are not
+    /// problems: nothing refers to them).
+    pub fn has_problems(&self) -> bool {
+        self.issues.iter().any(|i| i.kind.is_problem())
+    }
+
+    fn push(&mut self, kind: IssueKind, area: Area, name: &str, storage: &impl Storage) {
+        let detail = match kind {
+            IssueKind::Temporary => {
+                "an unpublished write: in progress, or left by a process that died; never read"
+            }
+            _ => "not a name the registry uses; ignored",
+        };
+        self.issues.push(Issue {
+            kind,
+            location: storage.location(area, name),
+            detail: detail.into(),
+        });
+    }
+}
+
+/// One thing [`Registry::verify`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    /// What kind of thing.
+    pub kind: IssueKind,
+    /// Where.
+    pub location: String,
+    /// In words.
+    pub detail: String,
+}
+
+impl Issue {
+    fn from_error(error: RegistryError) -> Self {
+        match error {
+            RegistryError::Missing { location, version } => Issue {
+                kind: IssueKind::Missing,
+                location,
+                detail: format!("needed by {version}"),
+            },
+            RegistryError::Corrupt { location, detail } => Issue {
+                kind: IssueKind::Corrupt,
+                location,
+                detail,
+            },
+            other => Issue {
+                kind: IssueKind::Corrupt,
+                location: String::new(),
+                detail: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Kinds of [`Issue`], problems first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IssueKind {
+    /// Bytes that do not hash to their name, or a reference or record that does not parse.
+    Corrupt,
+    /// An object a version needs is not there.
+    Missing,
+    /// An object no version refers to.
+    Orphan,
+    /// An unpublished temporary file.
+    Temporary,
+    /// A file the registry does not use.
+    Unexpected,
+}
+
+impl IssueKind {
+    /// Whether it makes the registry unsound.
+    pub fn is_problem(self) -> bool {
+        matches!(self, IssueKind::Corrupt | IssueKind::Missing)
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IssueKind::Corrupt => "corrupt",
+            IssueKind::Missing => "missing",
+            IssueKind::Orphan => "orphan",
+            IssueKind::Temporary => "temporary",
+            IssueKind::Unexpected => "unexpected",
+        }
+    }
+}
+
+/// `t` as RFC 3339 in UTC to the second (`2026-04-02T09:30:00Z`).
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `civil_from_days`).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn rfc3339_of_known_instants() {
+        let at = |secs: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_709_210_096), "2024-02-29T12:34:56Z");
+        assert_eq!(at(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn digests_parse_only_their_own_form() {
+        let d = Digest::of(b"x");
+        assert_eq!(Digest::parse(&d.to_string()), Some(d.clone()));
+        assert_eq!(Digest::parse(d.hex()), None);
+        assert_eq!(Digest::from_hex(&d.hex().to_uppercase()), None);
+        assert_eq!(Digest::from_hex("abc"), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! [`Storage`] on a local directory:
+//!
+//! ```text
+//! <registry>/objects/sha256/<hex>   objects: canonical LWIR and registration records
+//! <registry>/versions/<hex>         version references
+//! ```
+//!
+//! Every file is written once: into a temporary file `.tmp.<pid>.<n>` in the directory it
+//! is published to, fsynced, made read-only, then hard-linked to its final name — which
+//! fails when the name exists, so nothing is ever replaced, and a name never has fewer than
+//! all its bytes — then the temporary name is removed and the directory fsynced. (A rename
+//! would be atomic too but replaces an existing file silently.) A process killed before the
+//! link leaves only a temporary file, which nothing reads.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Area, Digest, Listed, Put, Storage, StorageError};
+
+/// Names of unpublished files start with this.
+const TEMPORARY_PREFIX: &str = ".tmp.";
+
+/// A registry in a directory.
+#[derive(Clone, Debug)]
+pub struct Directory {
+    root: PathBuf,
+}
+
+impl Directory {
+    /// The registry rooted at `root`; nothing is created until the first write.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn area(&self, area: Area) -> PathBuf {
+        match area {
+            Area::Objects => self.root.join("objects").join("sha256"),
+            Area::Versions => self.root.join("versions"),
+        }
+    }
+
+    fn read(&self, area: Area, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        let path = self.area(area).join(digest.hex());
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(error(format!("cannot read {}", path.display()), e)),
+        }
+    }
+}
+
+fn error(context: String, source: io::Error) -> StorageError {
+    StorageError { context, source }
+}
+
+/// Writes `bytes` to `dir/name` once, atomically, without replacing an existing file.
+fn publish(dir: &Path, name: &str, bytes: &[u8]) -> Result<Put, StorageError> {
+    ensure_dir(dir).map_err(|e| error(format!("cannot create {}", dir.display()), e))?;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let temporary = dir.join(format!(
+        "{TEMPORARY_PREFIX}{}.{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let target = dir.join(name);
+    let written = write_temporary(&temporary, bytes);
+    let linked = written.and_then(|()| fs::hard_link(&temporary, &target));
+    // Published or not, the temporary name goes (a failure to remove it leaves a file that
+    // `verify` reports and nothing reads).
+    let _ = fs::remove_file(&temporary);
+    match linked {
+        Ok(()) => {
+            sync_dir(dir).map_err(|e| error(format!("cannot sync {}", dir.display()), e))?;
+            Ok(Put::Created)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Put::Existed),
+        Err(e) => Err(error(format!("cannot write {}", target.display()), e)),
+    }
+}
+
+fn write_temporary(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    let mut permissions = file.metadata()?.permissions();
+    permissions.set_readonly(true);
+    file.set_permissions(permissions)
+}
+
+/// Creates `dir` and its parents, syncing each parent that got a new entry.
+fn ensure_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ensure_dir(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {}
+        // Another process created it first.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    match dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => sync_dir(parent),
+        None => Ok(()),
+    }
+}
+
+/// Makes the directory's entries durable.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = (dir, File::open);
+    Ok(())
+}
+
+impl Storage for Directory {
+    fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
+        publish(&self.area(Area::Objects), digest.hex(), bytes)
+    }
+
+    fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        self.read(Area::Objects, digest)
+    }
+
+    fn remove_object(&self, digest: &Digest) -> Result<(), StorageError> {
+        let path = self.area(Area::Objects).join(digest.hex());
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(error(format!("cannot remove {}", path.display()), e))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
+        publish(&self.area(Area::Versions), version.hex(), bytes)
+    }
+
+    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        self.read(Area::Versions, version)
+    }
+
+    fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
+        let dir = self.area(area);
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(error(format!("cannot list {}", dir.display()), e)),
+        };
+        let mut listed = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| error(format!("cannot list {}", dir.display()), e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            listed.push(if let Some(digest) = Digest::from_hex(&name) {
+                Listed::Named(digest)
+            } else if name.starts_with(TEMPORARY_PREFIX) {
+                Listed::Temporary(name)
+            } else {
+                Listed::Unexpected(name)
+            });
+        }
+        Ok(listed)
+    }
+
+    fn location(&self, area: Area, name: &str) -> String {
+        match area {
+            Area::Objects => format!("objects/sha256/{name}"),
+            Area::Versions => format!("versions/{name}"),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Helpers shared by the CLI tests: run the built `lwirc`, find the example, make registries
+//! and definitions in temporary directories.
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The workspace root.
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A file of the shipped example, as an absolute path.
+pub(crate) fn example(name: &str) -> String {
+    root()
+        .join("examples/issue-triage")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The example's definition, parsed (to edit it).
+pub(crate) fn example_definition() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(example("workflow.json")).unwrap()).unwrap()
+}
+
+/// The example's clean draft, parsed.
+pub(crate) fn example_draft() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(example("draft.json")).unwrap()).unwrap()
+}
+
+/// Writes `value` pretty-printed to `dir/name` and returns its path.
+pub(crate) fn write_json(dir: &Path, name: &str, value: &serde_json::Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// A command that runs the built `lwirc` in `dir`, with no `LWIR_REGISTRY` or `NO_COLOR`.
+pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lwirc"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("LWIR_REGISTRY")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs `lwirc args` in `dir`.
+pub(crate) fn lwirc(dir: &Path, args: &[&str]) -> Output {
+    command(dir, args).output().unwrap()
+}
+
+/// Runs `lwirc args` in `dir` with `stdin` as standard input.
+pub(crate) fn lwirc_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = command(dir, args).stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Standard output as text.
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Standard error as text.
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// The exit code, with both streams shown when it is not `expected`.
+#[track_caller]
+pub(crate) fn assert_exit(out: &Output, expected: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(expected),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        stderr(out)
+    );
+}

@@ -1,0 +1,1858 @@
+//! Types derived from JSON Schemas of the supported subset: what the expression type checker
+//! reads member types from, and what the compatibility validator compares.
+//!
+//! # The model
+//! A [`Ty`] stands for a set of JSON values — the values a schema accepts. Keywords of one
+//! schema object are conjunctive, so [`Ty::from_schema`] builds one type per keyword group
+//! (`type` with the keywords of each listed type, `const`, `enum`, `$ref`, `allOf`, `anyOf`,
+//! `oneOf`) and intersects them ([`Ty::intersect`]). Type-specific keywords without `type`
+//! constrain only their own kind, as JSON Schema says: `{"minLength": 1}` is
+//! `null | boolean | number | string | list<any> | object`, with the string part constrained.
+//!
+//! | schema | type |
+//! |---|---|
+//! | `{}`, `true` / `false` | [`Ty::Any`] / [`Ty::Never`] |
+//! | `"integer"` + `minimum`… | [`Ty::Int`] with its [`Range`] as written |
+//! | `"number"` + `minimum`… | [`Ty::Number`] (integers included) |
+//! | `"string"` + `*Length`, `pattern` | [`Ty::String`]; lengths count code points |
+//! | `"array"` + `prefixItems`, `items`, `*Items`, `uniqueItems` | [`Ty::List`] |
+//! | `"object"` + `properties`, `required`, `additionalProperties`, `*Properties` | [`Ty::Object`]; a required name without a `properties` entry gets the `additionalProperties` type |
+//! | `const`, one `enum` member | [`Ty::Literal`] (`null` is [`Ty::Null`]) |
+//! | `enum`, `anyOf`, `type` lists | [`Ty::Union`] |
+//! | `allOf` | the intersection of its members |
+//!
+//! # Exactness and limits
+//! Every type is exact — the same set of values as its schema — except:
+//! - `oneOf` in [`Ty::from_schema`] is the union of its branches, an over-approximation: a
+//!   value matching two branches is rejected by `oneOf` but belongs to the union. The type
+//!   checker wants that (what *may* flow). [`Ty::from_schema_exact`] is for the compatibility
+//!   validator: a `oneOf` whose branches are not provably pairwise disjoint (at most
+//!   [`MAX_ONE_OF_BRANCHES`] are compared) becomes [`Ty::Opaque`] there.
+//! - [`Ty::Opaque`], which says why, for what the model cannot represent: a `$ref` that
+//!   recurses (the first expansion is modelled, the recursive occurrence below it is
+//!   `Opaque("recursive `$ref` to …")`); `allOf` of two different `pattern`s; `enum`/`const`
+//!   together with a `pattern` (patterns are not evaluated here); `allOf` over unions with more
+//!   than [`MAX_UNION_PRODUCT`] combinations; more than [`MAX_SUBSCHEMAS`] subschemas after
+//!   expanding `$ref`s; nesting deeper than [`MAX_NESTING`]; a `$ref` that does not resolve.
+//!
+//! Annotations (`format`, `title`, …) are ignored. Malformed keyword values (which the subset
+//! validator reports) are ignored too: nothing here panics on odd input.
+//!
+//! Every derivation is linear in the schema's size after `$ref` expansion (itself capped),
+//! except `allOf` over unions (capped as above) and the `oneOf` disjointness check of
+//! [`Ty::from_schema_exact`] (quadratic in the branch count, capped).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::document::{Node, Value};
+use crate::pointer;
+
+/// At most this many subschemas are visited while deriving one type (`$ref`s expanded);
+/// beyond it the rest is [`Ty::Opaque`].
+pub const MAX_SUBSCHEMAS: usize = 10_000;
+
+/// Schemas nested deeper than this (counting `$ref` expansions) are [`Ty::Opaque`].
+pub const MAX_NESTING: usize = 200;
+
+/// `allOf` over unions: intersecting unions of `m` and `n` members makes `m × n` members;
+/// beyond this many the intersection is [`Ty::Opaque`].
+pub const MAX_UNION_PRODUCT: usize = 256;
+
+/// [`Ty::from_schema_exact`] proves `oneOf` branches disjoint for at most this many branches.
+pub const MAX_ONE_OF_BRANCHES: usize = 16;
+
+/// A JSON type derived from a schema of the supported subset.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Ty {
+    /// `{}` / `true`: any value (dyn).
+    Any,
+    /// `false`: no value.
+    Never,
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool,
+    /// JSON integers (numbers with a zero fraction, `1.0` included), within the bounds.
+    Int(Range),
+    /// Any JSON number (integers included), within the bounds.
+    Number(Range),
+    /// A string.
+    String(StringTy),
+    /// An array.
+    List(Box<ListTy>),
+    /// An object.
+    Object(Box<ObjectTy>),
+    /// Exactly this value (`const`, one `enum` member). Numbers compare by value (`1` = `1.0`).
+    Literal(Json),
+    /// Any of these (`anyOf`, `enum`, `type` lists, `oneOf` on the producer side).
+    Union(Vec<Ty>),
+    /// A schema the model cannot represent exactly; the text says why.
+    Opaque(String),
+}
+
+/// Numeric bounds, as written in the schema (the tighter of `minimum`/`exclusiveMinimum`).
+#[derive(Clone, Debug, PartialEq, Default, Serialize)]
+pub struct Range {
+    /// The lower bound, if any.
+    pub min: Option<Bound>,
+    /// The upper bound, if any.
+    pub max: Option<Bound>,
+}
+
+/// One numeric bound.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    /// The bound.
+    pub value: f64,
+    /// Whether the bound itself is excluded (`exclusiveMinimum`/`exclusiveMaximum`).
+    pub exclusive: bool,
+}
+
+/// A string type. Lengths count Unicode code points, as JSON Schema does.
+#[derive(Clone, Debug, PartialEq, Default, Serialize)]
+pub struct StringTy {
+    /// `minLength` (0 when absent).
+    pub min_len: u64,
+    /// `maxLength`.
+    pub max_len: Option<u64>,
+    /// `pattern`: an ECMA-262 regular expression that must match somewhere in the string.
+    pub pattern: Option<String>,
+}
+
+/// A list type.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ListTy {
+    /// `prefixItems`: the types of the first elements, by position.
+    pub prefix: Vec<Ty>,
+    /// `items`: the type of every element after the prefix ([`Ty::Any`] when absent).
+    pub items: Ty,
+    /// `minItems` (0 when absent).
+    pub min_items: u64,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
+    /// `uniqueItems`.
+    pub unique: bool,
+}
+
+/// An object type.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObjectTy {
+    /// The named properties, in schema order.
+    pub properties: Vec<(String, Prop)>,
+    /// The type of every other property: [`Ty::Any`] when `additionalProperties` is absent
+    /// or `true` (an *open* object), [`Ty::Never`] when `false` (*closed*), else its type.
+    pub rest: Ty,
+    /// `minProperties` (0 when absent).
+    pub min_properties: u64,
+    /// `maxProperties`.
+    pub max_properties: Option<u64>,
+}
+
+/// A named property.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prop {
+    /// The type of its value when present.
+    pub ty: Ty,
+    /// Whether it must be present (`required`).
+    pub required: bool,
+}
+
+/// The kind of a JSON value, as [`Ty::is_possibly`] and [`Ty::is_only`] ask about it.
+/// Integers are numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Kind {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool,
+    /// A number (integer or not).
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    List,
+    /// An object.
+    Object,
+}
+
+impl Kind {
+    /// The kind of `value`.
+    pub fn of(value: &Json) -> Kind {
+        match value {
+            Json::Null => Kind::Null,
+            Json::Bool(_) => Kind::Bool,
+            Json::Number(_) => Kind::Number,
+            Json::String(_) => Kind::String,
+            Json::Array(_) => Kind::List,
+            Json::Object(_) => Kind::Object,
+        }
+    }
+}
+
+impl Default for ListTy {
+    /// `list<any>`: any array.
+    fn default() -> Self {
+        ListTy {
+            prefix: Vec::new(),
+            items: Ty::Any,
+            min_items: 0,
+            max_items: None,
+            unique: false,
+        }
+    }
+}
+
+impl Default for ObjectTy {
+    /// Any object.
+    fn default() -> Self {
+        ObjectTy {
+            properties: Vec::new(),
+            rest: Ty::Any,
+            min_properties: 0,
+            max_properties: None,
+        }
+    }
+}
+
+impl Bound {
+    /// A bound that includes `value`.
+    pub fn inclusive(value: f64) -> Bound {
+        Bound {
+            value,
+            exclusive: false,
+        }
+    }
+
+    /// A bound that excludes `value`.
+    pub fn exclusive(value: f64) -> Bound {
+        Bound {
+            value,
+            exclusive: true,
+        }
+    }
+}
+
+impl Range {
+    /// Whether `x` is within the bounds.
+    pub fn contains(&self, x: f64) -> bool {
+        self.min
+            .is_none_or(|b| x > b.value || (x == b.value && !b.exclusive))
+            && self
+                .max
+                .is_none_or(|b| x < b.value || (x == b.value && !b.exclusive))
+    }
+
+    /// The values within both ranges.
+    pub fn intersect(&self, other: &Range) -> Range {
+        Range {
+            min: tighter(self.min, other.min, true),
+            max: tighter(self.max, other.max, false),
+        }
+    }
+
+    /// The least and greatest integers within the bounds (`None`: unbounded on that side).
+    /// When the range holds no integer, the first exceeds the second.
+    pub fn integer_bounds(&self) -> (Option<f64>, Option<f64>) {
+        let lo = self.min.map(|b| {
+            if b.exclusive && b.value.fract() == 0.0 {
+                next_integer(b.value, true)
+            } else {
+                b.value.ceil()
+            }
+        });
+        let hi = self.max.map(|b| {
+            if b.exclusive && b.value.fract() == 0.0 {
+                next_integer(b.value, false)
+            } else {
+                b.value.floor()
+            }
+        });
+        (lo, hi)
+    }
+
+    /// Whether no number (no integer, when `integral`) is within the bounds.
+    pub fn is_empty(&self, integral: bool) -> bool {
+        if integral {
+            let (lo, hi) = self.integer_bounds();
+            return matches!((lo, hi), (Some(l), Some(h)) if l > h);
+        }
+        match (self.min, self.max) {
+            (Some(lo), Some(hi)) => {
+                lo.value > hi.value || (lo.value == hi.value && (lo.exclusive || hi.exclusive))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether neither bound is set.
+    pub fn is_unbounded(&self) -> bool {
+        self.min.is_none() && self.max.is_none()
+    }
+}
+
+/// The integer just above (`up`) or below the integral `v`. Doubles beyond 2^53 are all
+/// integers, so there the next double is the next integer.
+fn next_integer(v: f64, up: bool) -> f64 {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match (v.abs() < EXACT, up) {
+        (true, true) => v + 1.0,
+        (true, false) => v - 1.0,
+        (false, true) => v.next_up(),
+        (false, false) => v.next_down(),
+    }
+}
+
+/// The tighter of two lower (`lower`) or upper bounds; at equal values, the exclusive one.
+fn tighter(a: Option<Bound>, b: Option<Bound>, lower: bool) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            if a.value == b.value {
+                Some(Bound {
+                    value: a.value,
+                    exclusive: a.exclusive || b.exclusive,
+                })
+            } else if (a.value > b.value) == lower {
+                Some(a)
+            } else {
+                Some(b)
+            }
+        }
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+impl StringTy {
+    /// Whether `text` has an allowed length; the pattern is not looked at.
+    pub fn length_allows(&self, text: &str) -> bool {
+        let n = text.chars().count() as u64;
+        n >= self.min_len && self.max_len.is_none_or(|m| n <= m)
+    }
+}
+
+impl ListTy {
+    /// The type of the element at `index`: its `prefixItems` entry, else `items`.
+    pub fn at(&self, index: usize) -> &Ty {
+        self.prefix.get(index).unwrap_or(&self.items)
+    }
+}
+
+impl ObjectTy {
+    /// The named property `name`, if declared.
+    pub fn prop(&self, name: &str) -> Option<&Prop> {
+        self.properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p)
+    }
+
+    /// The type a value of property `name` has when present: its declared type, else `rest`.
+    pub fn type_of(&self, name: &str) -> &Ty {
+        self.prop(name).map_or(&self.rest, |p| &p.ty)
+    }
+
+    /// Whether `name` is required.
+    pub fn requires(&self, name: &str) -> bool {
+        self.prop(name).is_some_and(|p| p.required)
+    }
+}
+
+/// JSON equality as JSON Schema's `const`, `enum` and `uniqueItems` use it: numbers compare
+/// by value (`1` equals `1.0`), objects regardless of key order.
+pub fn json_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => match (x.as_u64(), y.as_u64()) {
+                (Some(i), Some(j)) => i == j,
+                _ => x.as_f64() == y.as_f64(),
+            },
+        },
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether a JSON number is an integer as JSON Schema counts them (a zero fraction).
+pub fn is_integral(n: &serde_json::Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+}
+
+/// Evaluates a `pattern` (first argument) against a string (second): `Some(matched)`, or
+/// `None` when it cannot tell. [`Ty::accepts`] calls it for every string with a pattern.
+pub type PatternMatcher<'a> = dyn FnMut(&str, &str) -> Option<bool> + 'a;
+
+impl Ty {
+    /// The type of values `schema` (a schema node of the subset) accepts; `$ref`s resolve
+    /// against `root`'s `$defs`. `oneOf` is over-approximated by the union of its branches.
+    pub fn from_schema(schema: &Node, root: &Node) -> Ty {
+        Builder::new(root, std::ptr::eq(schema, root), false).schema(schema)
+    }
+
+    /// Same as [`Ty::from_schema`], from `serde_json`.
+    pub fn from_json_schema(schema: &Json, root: &Json) -> Ty {
+        Builder::new(root, std::ptr::eq(schema, root), false).schema(schema)
+    }
+
+    /// Like [`Ty::from_schema`], but never over-approximates: a `oneOf` whose branches are
+    /// not provably disjoint is [`Ty::Opaque`]. Use it for both sides of a compatibility
+    /// check, so that a "compatible" answer is never wrong.
+    pub fn from_schema_exact(schema: &Node, root: &Node) -> Ty {
+        Builder::new(root, std::ptr::eq(schema, root), true).schema(schema)
+    }
+
+    /// Same as [`Ty::from_schema_exact`], from `serde_json`.
+    pub fn from_json_schema_exact(schema: &Json, root: &Json) -> Ty {
+        Builder::new(root, std::ptr::eq(schema, root), true).schema(schema)
+    }
+
+    /// The type of exactly this value: a scalar is a [`Ty::Literal`] (`null` is
+    /// [`Ty::Null`]); an array is a fixed-length list of its elements' types and an object a
+    /// closed object whose properties are all required, so that [`Ty::element`] and
+    /// [`Ty::property`] answer precisely.
+    pub fn of_value(value: &Json) -> Ty {
+        match value {
+            Json::Null => Ty::Null,
+            Json::Array(items) => Ty::List(Box::new(ListTy {
+                prefix: items.iter().map(Ty::of_value).collect(),
+                items: Ty::Never,
+                min_items: items.len() as u64,
+                max_items: Some(items.len() as u64),
+                unique: false,
+            })),
+            Json::Object(members) => Ty::Object(Box::new(ObjectTy {
+                properties: members
+                    .iter()
+                    .map(|(k, v)| {
+                        let prop = Prop {
+                            ty: Ty::of_value(v),
+                            required: true,
+                        };
+                        (k.clone(), prop)
+                    })
+                    .collect(),
+                rest: Ty::Never,
+                min_properties: 0,
+                max_properties: None,
+            })),
+            scalar => Ty::Literal(scalar.clone()),
+        }
+    }
+
+    /// The union of `members`, normalised.
+    pub fn union(members: impl IntoIterator<Item = Ty>) -> Ty {
+        Ty::Union(members.into_iter().collect()).normalize()
+    }
+
+    /// The same shape without value-level constraints: literals become their base type
+    /// (`3` → `integer`, `"a"` → `string`), bounds, lengths, patterns, counts and uniqueness
+    /// are dropped; object properties and their `required` flags and open/closed rests stay.
+    /// For typing what an expression computes from a literal (e.g. `reduce`'s `init: 0`).
+    pub fn widen(&self) -> Ty {
+        match self {
+            Ty::Int(_) => Ty::Int(Range::default()),
+            Ty::Number(_) => Ty::Number(Range::default()),
+            Ty::String(_) => Ty::String(StringTy::default()),
+            Ty::Literal(v) => match v {
+                Json::Null => Ty::Null,
+                Json::Bool(_) => Ty::Bool,
+                Json::Number(n) if is_integral(n) => Ty::Int(Range::default()),
+                Json::Number(_) => Ty::Number(Range::default()),
+                Json::String(_) => Ty::String(StringTy::default()),
+                compound => Ty::of_value(compound).widen(),
+            },
+            Ty::List(l) => {
+                let element = Ty::union(l.prefix.iter().chain([&l.items]).map(Ty::widen));
+                Ty::List(Box::new(ListTy {
+                    items: element,
+                    ..ListTy::default()
+                }))
+            }
+            Ty::Object(o) => Ty::Object(Box::new(ObjectTy {
+                properties: o
+                    .properties
+                    .iter()
+                    .map(|(n, p)| {
+                        let prop = Prop {
+                            ty: p.ty.widen(),
+                            required: p.required,
+                        };
+                        (n.clone(), prop)
+                    })
+                    .collect(),
+                rest: o.rest.widen(),
+                min_properties: 0,
+                max_properties: None,
+            })),
+            Ty::Union(members) => Ty::union(members.iter().map(Ty::widen)),
+            other => other.clone(),
+        }
+    }
+
+    /// A short display form for messages: `string`, `integer`, `list<string>`,
+    /// `object{label: "bug" | "feature"}`, `"bug" | "feature"`, `any`, … Bounds, lengths and
+    /// patterns are not shown; optional properties are marked `?`, a typed
+    /// `additionalProperties` appears as `*: T`; an [`Ty::Opaque`] shows as `opaque`.
+    pub fn display(&self) -> String {
+        self.to_string()
+    }
+
+    /// Whether a value of this type could be of kind `kind` (integers are numbers).
+    /// [`Ty::Any`] and [`Ty::Opaque`] could be anything.
+    pub fn is_possibly(&self, kind: Kind) -> bool {
+        match self {
+            Ty::Any | Ty::Opaque(_) => true,
+            Ty::Never => false,
+            Ty::Null => kind == Kind::Null,
+            Ty::Bool => kind == Kind::Bool,
+            Ty::Int(_) | Ty::Number(_) => kind == Kind::Number,
+            Ty::String(_) => kind == Kind::String,
+            Ty::List(_) => kind == Kind::List,
+            Ty::Object(_) => kind == Kind::Object,
+            Ty::Literal(v) => Kind::of(v) == kind,
+            Ty::Union(members) => members.iter().any(|m| m.is_possibly(kind)),
+        }
+    }
+
+    /// Whether every value of this type is of kind `kind` (vacuously true for
+    /// [`Ty::Never`]; false for [`Ty::Any`] and [`Ty::Opaque`]).
+    pub fn is_only(&self, kind: Kind) -> bool {
+        match self {
+            Ty::Any | Ty::Opaque(_) => false,
+            Ty::Never => true,
+            Ty::Union(members) => members.iter().all(|m| m.is_only(kind)),
+            other => other.is_possibly(kind),
+        }
+    }
+
+    /// The type of member `name` and whether it may be absent, for member access:
+    /// - an object: the property's type and `!required`; an undeclared name has the
+    ///   `additionalProperties` type and may be absent, and is `None` on a closed object;
+    /// - [`Ty::Any`] and [`Ty::Opaque`]: `(Any, true)`;
+    /// - a union: the union over the members that can have it (`None` when none can); it
+    ///   may be absent when any member that could be an object may lack it. Members that
+    ///   cannot be objects are skipped: check [`Ty::is_only`] to report those;
+    /// - a literal object: the literal member, present; anything else: `None`.
+    pub fn property(&self, name: &str) -> Option<(Ty, bool)> {
+        match self {
+            Ty::Any | Ty::Opaque(_) => Some((Ty::Any, true)),
+            Ty::Object(o) => match o.prop(name) {
+                Some(p) if p.ty == Ty::Never => None,
+                Some(p) => Some((p.ty.clone(), !p.required)),
+                None if o.rest == Ty::Never => None,
+                None => Some((o.rest.clone(), true)),
+            },
+            Ty::Literal(Json::Object(members)) => {
+                members.get(name).map(|v| (Ty::of_value(v), false))
+            }
+            Ty::Union(members) => {
+                let mut found = Vec::new();
+                let mut absent = false;
+                for m in members {
+                    match m.property(name) {
+                        Some((ty, maybe_absent)) => {
+                            found.push(ty);
+                            absent |= maybe_absent;
+                        }
+                        None => absent |= m.is_possibly(Kind::Object),
+                    }
+                }
+                (!found.is_empty()).then(|| (Ty::union(found), absent))
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of a list's elements (the union of `prefixItems` and `items`; [`Ty::Never`]
+    /// for a list that is always empty); [`Ty::Any`] for [`Ty::Any`] and [`Ty::Opaque`]; for
+    /// a union, the union over its list members; `None` when it cannot be a list.
+    pub fn element(&self) -> Option<Ty> {
+        match self {
+            Ty::Any | Ty::Opaque(_) => Some(Ty::Any),
+            Ty::List(l) => {
+                let mut members: Vec<Ty> = l.prefix.clone();
+                if l.max_items.is_none_or(|m| m > l.prefix.len() as u64) {
+                    members.push(l.items.clone());
+                }
+                Some(Ty::union(members))
+            }
+            Ty::Literal(Json::Array(items)) => Some(Ty::union(items.iter().map(Ty::of_value))),
+            Ty::Union(members) => {
+                let found: Vec<Ty> = members.iter().filter_map(Ty::element).collect();
+                (!found.is_empty()).then(|| Ty::union(found))
+            }
+            _ => None,
+        }
+    }
+
+    /// The same type in normal form, recursively: unions flattened, without [`Ty::Never`]
+    /// members or duplicates (a union with [`Ty::Any`] is `Any`, of one member that member,
+    /// of none `Never`); `Literal(null)` is [`Ty::Null`]; types that are empty by their
+    /// bounds (an integer range without integers, `minLength` above `maxLength`, a required
+    /// property of type `Never`, …) are `Never`.
+    pub fn normalize(self) -> Ty {
+        match self {
+            Ty::Union(members) => {
+                Ty::Union(members.into_iter().map(Ty::normalize).collect()).normalize_top()
+            }
+            Ty::List(mut l) => {
+                l.prefix = std::mem::take(&mut l.prefix)
+                    .into_iter()
+                    .map(Ty::normalize)
+                    .collect();
+                l.items = std::mem::replace(&mut l.items, Ty::Never).normalize();
+                Ty::List(l).normalize_top()
+            }
+            Ty::Object(mut o) => {
+                for (_, p) in &mut o.properties {
+                    p.ty = std::mem::replace(&mut p.ty, Ty::Never).normalize();
+                }
+                o.rest = std::mem::replace(&mut o.rest, Ty::Never).normalize();
+                Ty::Object(o).normalize_top()
+            }
+            other => other.normalize_top(),
+        }
+    }
+
+    /// [`Ty::normalize`] for a type whose parts are already normal.
+    fn normalize_top(self) -> Ty {
+        match self {
+            Ty::Union(members) => {
+                let mut flat: Vec<Ty> = Vec::with_capacity(members.len());
+                let mut literals: HashSet<String> = HashSet::new();
+                for m in members {
+                    match m {
+                        Ty::Union(inner) => {
+                            for t in inner {
+                                push_member(t, &mut flat, &mut literals);
+                            }
+                        }
+                        t => push_member(t, &mut flat, &mut literals),
+                    }
+                }
+                if flat.contains(&Ty::Any) {
+                    return Ty::Any;
+                }
+                match flat.len() {
+                    0 => Ty::Never,
+                    1 => flat.pop().unwrap_or(Ty::Never),
+                    _ => Ty::Union(flat),
+                }
+            }
+            Ty::Literal(Json::Null) => Ty::Null,
+            Ty::Int(r) if r.is_empty(true) => Ty::Never,
+            Ty::Number(r) if r.is_empty(false) => Ty::Never,
+            Ty::String(s) if s.max_len.is_some_and(|m| m < s.min_len) => Ty::Never,
+            Ty::List(l) => {
+                let max = l.max_items.unwrap_or(u64::MAX);
+                let short = l.items == Ty::Never && l.min_items > l.prefix.len() as u64;
+                let blocked = l
+                    .prefix
+                    .iter()
+                    .take(usize::try_from(l.min_items).unwrap_or(usize::MAX))
+                    .any(|t| *t == Ty::Never);
+                if max < l.min_items || short || blocked {
+                    Ty::Never
+                } else {
+                    Ty::List(l)
+                }
+            }
+            Ty::Object(o) => {
+                let max = o.max_properties.unwrap_or(u64::MAX);
+                let impossible = o
+                    .properties
+                    .iter()
+                    .any(|(_, p)| p.required && p.ty == Ty::Never);
+                let possible = o
+                    .properties
+                    .iter()
+                    .filter(|(_, p)| p.ty != Ty::Never)
+                    .count();
+                let required = o.properties.iter().filter(|(_, p)| p.required).count();
+                let too_few = o.rest == Ty::Never && (possible as u64) < o.min_properties;
+                if max < o.min_properties || impossible || too_few || (required as u64) > max {
+                    Ty::Never
+                } else {
+                    Ty::Object(o)
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The values of both types (exactly, or [`Ty::Opaque`] saying why not): objects merge
+    /// their properties, numbers tighten their bounds, lists their items, literals are kept
+    /// when the other type accepts them. The result is normal.
+    pub fn intersect(&self, other: &Ty) -> Ty {
+        use Ty::*;
+        match (self, other) {
+            (Never, _) | (_, Never) => Never,
+            (Any, t) | (t, Any) => t.clone(),
+            (Opaque(r), _) | (_, Opaque(r)) => Opaque(r.clone()),
+            (Union(a), Union(b)) if a.len().saturating_mul(b.len()) > MAX_UNION_PRODUCT => {
+                Opaque(format!(
+                    "`allOf` over unions of {} and {} members (more than {MAX_UNION_PRODUCT} combinations)",
+                    a.len(),
+                    b.len()
+                ))
+            }
+            (Union(ms), t) => Union(ms.iter().map(|m| m.intersect(t)).collect()).normalize_top(),
+            (t, Union(ms)) => Union(ms.iter().map(|m| t.intersect(m)).collect()).normalize_top(),
+            (Literal(v), t) | (t, Literal(v)) => match t.accepts(v, &mut |_, _| None) {
+                Some(true) => Literal(v.clone()).normalize_top(),
+                Some(false) => Never,
+                None => Opaque(
+                    "`pattern` together with `enum` or `const` (patterns are not evaluated when types are derived)"
+                        .to_owned(),
+                ),
+            },
+            (Null, Null) => Null,
+            (Bool, Bool) => Bool,
+            (Int(a), Int(b) | Number(b)) | (Number(b), Int(a)) => Int(a.intersect(b)).normalize_top(),
+            (Number(a), Number(b)) => Number(a.intersect(b)).normalize_top(),
+            (String(a), String(b)) => {
+                let pattern = match (&a.pattern, &b.pattern) {
+                    (Some(x), Some(y)) if x != y => {
+                        return Opaque(format!(
+                            "`allOf` of two different `pattern`s (`{x}` and `{y}`)"
+                        ));
+                    }
+                    (x, y) => x.clone().or_else(|| y.clone()),
+                };
+                String(StringTy {
+                    min_len: a.min_len.max(b.min_len),
+                    max_len: min_option(a.max_len, b.max_len),
+                    pattern,
+                })
+                .normalize_top()
+            }
+            (List(a), List(b)) => {
+                let n = a.prefix.len().max(b.prefix.len());
+                List(Box::new(ListTy {
+                    prefix: (0..n).map(|i| a.at(i).intersect(b.at(i))).collect(),
+                    items: a.items.intersect(&b.items),
+                    min_items: a.min_items.max(b.min_items),
+                    max_items: min_option(a.max_items, b.max_items),
+                    unique: a.unique || b.unique,
+                }))
+                .normalize_top()
+            }
+            (Object(a), Object(b)) => Object(Box::new(intersect_objects(a, b))).normalize_top(),
+            _ => Never,
+        }
+    }
+
+    /// Whether `value` is of this type: `Some(answer)`, or `None` when it cannot tell (an
+    /// [`Ty::Opaque`] part, or a `pattern` that `matches` cannot evaluate). Patterns are
+    /// evaluated by `matches(pattern, text)`; pass `&mut |_, _| None` to leave them open.
+    pub fn accepts(&self, value: &Json, matches: &mut PatternMatcher<'_>) -> Option<bool> {
+        match self {
+            Ty::Any => Some(true),
+            Ty::Never => Some(false),
+            Ty::Opaque(_) => None,
+            Ty::Null => Some(value.is_null()),
+            Ty::Bool => Some(value.is_boolean()),
+            Ty::Int(r) => Some(match value {
+                Json::Number(n) => is_integral(n) && n.as_f64().is_some_and(|x| r.contains(x)),
+                _ => false,
+            }),
+            Ty::Number(r) => Some(match value {
+                Json::Number(n) => n.as_f64().is_some_and(|x| r.contains(x)),
+                _ => false,
+            }),
+            Ty::String(s) => {
+                let Json::String(text) = value else {
+                    return Some(false);
+                };
+                if !s.length_allows(text) {
+                    return Some(false);
+                }
+                match &s.pattern {
+                    Some(p) => matches(p, text),
+                    None => Some(true),
+                }
+            }
+            Ty::Literal(w) => Some(json_equal(value, w)),
+            Ty::Union(members) => {
+                let mut answer = Some(false);
+                for m in members {
+                    match m.accepts(value, matches) {
+                        Some(true) => return Some(true),
+                        Some(false) => {}
+                        None => answer = None,
+                    }
+                }
+                answer
+            }
+            Ty::List(l) => {
+                let Json::Array(items) = value else {
+                    return Some(false);
+                };
+                let n = items.len() as u64;
+                if n < l.min_items || l.max_items.is_some_and(|m| n > m) {
+                    return Some(false);
+                }
+                if l.unique
+                    && items
+                        .iter()
+                        .enumerate()
+                        .any(|(i, a)| items[..i].iter().any(|b| json_equal(a, b)))
+                {
+                    return Some(false);
+                }
+                all_of(items.iter().enumerate().map(|(i, v)| (l.at(i), v)), matches)
+            }
+            Ty::Object(o) => {
+                let Json::Object(members) = value else {
+                    return Some(false);
+                };
+                let n = members.len() as u64;
+                if n < o.min_properties || o.max_properties.is_some_and(|m| n > m) {
+                    return Some(false);
+                }
+                if o.properties
+                    .iter()
+                    .any(|(name, p)| p.required && !members.contains_key(name))
+                {
+                    return Some(false);
+                }
+                let index = PropIndex::new(o);
+                all_of(
+                    members.iter().map(|(k, v)| (index.type_of(o, k), v)),
+                    matches,
+                )
+            }
+        }
+    }
+}
+
+/// Adds `t` to the flat member list of a union unless it is `Never` or already there.
+fn push_member(t: Ty, flat: &mut Vec<Ty>, literals: &mut HashSet<String>) {
+    match t {
+        Ty::Never => {}
+        Ty::Literal(Json::Null) => {
+            if !flat.contains(&Ty::Null) {
+                flat.push(Ty::Null);
+            }
+        }
+        Ty::Literal(v) => {
+            if literals.insert(v.to_string()) {
+                flat.push(Ty::Literal(v));
+            }
+        }
+        // Non-literal members are few; a linear scan keeps their order.
+        t => {
+            if !flat.contains(&t) {
+                flat.push(t);
+            }
+        }
+    }
+}
+
+/// Whether every value is of its type: false as soon as one is not, else `None` if any
+/// answer was unknown.
+fn all_of<'t>(
+    pairs: impl Iterator<Item = (&'t Ty, &'t Json)>,
+    matches: &mut PatternMatcher<'_>,
+) -> Option<bool> {
+    let mut answer = Some(true);
+    for (ty, v) in pairs {
+        match ty.accepts(v, matches) {
+            Some(true) => {}
+            Some(false) => return Some(false),
+            None => answer = None,
+        }
+    }
+    answer
+}
+
+/// Property lookup by name, hashed for objects with many properties.
+struct PropIndex<'o> {
+    map: Option<HashMap<&'o str, &'o Prop>>,
+}
+
+impl<'o> PropIndex<'o> {
+    fn new(o: &'o ObjectTy) -> Self {
+        let map = (o.properties.len() > 16)
+            .then(|| o.properties.iter().map(|(n, p)| (n.as_str(), p)).collect());
+        PropIndex { map }
+    }
+
+    fn get(&self, o: &'o ObjectTy, name: &str) -> Option<&'o Prop> {
+        match &self.map {
+            Some(map) => map.get(name).copied(),
+            None => o.prop(name),
+        }
+    }
+
+    fn type_of(&self, o: &'o ObjectTy, name: &str) -> &'o Ty {
+        self.get(o, name).map_or(&o.rest, |p| &p.ty)
+    }
+}
+
+fn min_option(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+fn intersect_objects(a: &ObjectTy, b: &ObjectTy) -> ObjectTy {
+    let a_index = PropIndex::new(a);
+    let b_index = PropIndex::new(b);
+    let mut properties: Vec<(String, Prop)> = a
+        .properties
+        .iter()
+        .map(|(name, pa)| {
+            let prop = match b_index.get(b, name) {
+                Some(pb) => Prop {
+                    ty: pa.ty.intersect(&pb.ty),
+                    required: pa.required || pb.required,
+                },
+                None => Prop {
+                    ty: pa.ty.intersect(&b.rest),
+                    required: pa.required,
+                },
+            };
+            (name.clone(), prop)
+        })
+        .collect();
+    for (name, pb) in &b.properties {
+        if a_index.get(a, name).is_none() {
+            let prop = Prop {
+                ty: a.rest.intersect(&pb.ty),
+                required: pb.required,
+            };
+            properties.push((name.clone(), prop));
+        }
+    }
+    ObjectTy {
+        properties,
+        rest: a.rest.intersect(&b.rest),
+        min_properties: a.min_properties.max(b.min_properties),
+        max_properties: min_option(a.max_properties, b.max_properties),
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// Members, elements and properties shown before `…`.
+        const SHOWN: usize = 8;
+        match self {
+            Ty::Any => f.write_str("any"),
+            Ty::Never => f.write_str("never"),
+            Ty::Null => f.write_str("null"),
+            Ty::Bool => f.write_str("boolean"),
+            Ty::Int(_) => f.write_str("integer"),
+            Ty::Number(_) => f.write_str("number"),
+            Ty::String(_) => f.write_str("string"),
+            Ty::Opaque(_) => f.write_str("opaque"),
+            Ty::Literal(v) => {
+                let text = v.to_string();
+                if text.chars().count() > 40 {
+                    let cut: String = text.chars().take(39).collect();
+                    write!(f, "{cut}…")
+                } else {
+                    f.write_str(&text)
+                }
+            }
+            Ty::List(l) if l.prefix.is_empty() => write!(f, "list<{}>", l.items),
+            Ty::List(l) => {
+                f.write_str("[")?;
+                for (i, t) in l.prefix.iter().take(SHOWN).enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                if l.prefix.len() > SHOWN {
+                    f.write_str(", …")?;
+                }
+                if l.items != Ty::Never {
+                    write!(f, ", ...{}", l.items)?;
+                }
+                f.write_str("]")
+            }
+            Ty::Object(o) => {
+                let typed_rest = !matches!(o.rest, Ty::Any | Ty::Never);
+                if o.properties.is_empty() && !typed_rest {
+                    return f.write_str("object");
+                }
+                f.write_str("object{")?;
+                for (i, (name, p)) in o.properties.iter().take(SHOWN).enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    let mark = if p.required { "" } else { "?" };
+                    write!(f, "{name}{mark}: {}", p.ty)?;
+                }
+                if o.properties.len() > SHOWN {
+                    f.write_str(", …")?;
+                }
+                if typed_rest {
+                    let sep = if o.properties.is_empty() { "" } else { ", " };
+                    write!(f, "{sep}*: {}", o.rest)?;
+                }
+                f.write_str("}")
+            }
+            Ty::Union(members) => {
+                for (i, m) in members.iter().take(SHOWN).enumerate() {
+                    if i > 0 {
+                        f.write_str(" | ")?;
+                    }
+                    write!(f, "{m}")?;
+                }
+                if members.len() > SHOWN {
+                    write!(f, " | … ({} more)", members.len() - SHOWN)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a schema is read from: the spanned document or `serde_json`.
+trait Source: Sized {
+    fn boolean(&self) -> Option<bool>;
+    fn is_object(&self) -> bool;
+    fn get(&self, key: &str) -> Option<&Self>;
+    fn string(&self) -> Option<&str>;
+    fn array(&self) -> Option<&[Self]>;
+    fn members(&self) -> Vec<(&str, &Self)>;
+    fn number(&self) -> Option<f64>;
+    fn count(&self) -> Option<u64>;
+    fn json(&self) -> Json;
+}
+
+impl Source for Node {
+    fn boolean(&self) -> Option<bool> {
+        match self.value {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+    fn is_object(&self) -> bool {
+        matches!(self.value, Value::Object(_))
+    }
+    fn get(&self, key: &str) -> Option<&Self> {
+        Node::get(self, key)
+    }
+    fn string(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn array(&self) -> Option<&[Self]> {
+        self.as_array()
+    }
+    fn members(&self) -> Vec<(&str, &Self)> {
+        self.as_object()
+            .map(|ms| ms.iter().map(|m| (m.key.as_str(), &m.value)).collect())
+            .unwrap_or_default()
+    }
+    fn number(&self) -> Option<f64> {
+        self.as_number().map(|n| n.value)
+    }
+    fn count(&self) -> Option<u64> {
+        self.as_i64().and_then(|n| u64::try_from(n).ok())
+    }
+    fn json(&self) -> Json {
+        self.to_json()
+    }
+}
+
+impl Source for Json {
+    fn boolean(&self) -> Option<bool> {
+        self.as_bool()
+    }
+    fn is_object(&self) -> bool {
+        self.is_object()
+    }
+    fn get(&self, key: &str) -> Option<&Self> {
+        self.as_object().and_then(|m| m.get(key))
+    }
+    fn string(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn array(&self) -> Option<&[Self]> {
+        self.as_array().map(Vec::as_slice)
+    }
+    fn members(&self) -> Vec<(&str, &Self)> {
+        self.as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), v)).collect())
+            .unwrap_or_default()
+    }
+    fn number(&self) -> Option<f64> {
+        self.as_f64()
+    }
+    fn count(&self) -> Option<u64> {
+        self.as_u64().or_else(|| {
+            let f = self.as_f64()?;
+            (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
+        })
+    }
+    fn json(&self) -> Json {
+        self.clone()
+    }
+}
+
+const NUMBER_KEYWORDS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern"];
+const ARRAY_KEYWORDS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+];
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+];
+
+/// Derives one type; holds the `$ref`s being expanded and the work done so far.
+struct Builder<'r, S> {
+    root: &'r S,
+    /// `$ref` targets being expanded, outermost first.
+    expanding: Vec<String>,
+    visited: usize,
+    depth: usize,
+    exact: bool,
+}
+
+impl<'r, S: Source> Builder<'r, S> {
+    fn new(root: &'r S, at_root: bool, exact: bool) -> Self {
+        Builder {
+            root,
+            // The root is already being expanded: a `$ref` to `#` inside it recurses.
+            expanding: if at_root {
+                vec!["#".to_owned()]
+            } else {
+                Vec::new()
+            },
+            visited: 0,
+            depth: 0,
+            exact,
+        }
+    }
+
+    fn schema(&mut self, s: &'r S) -> Ty {
+        self.visited += 1;
+        if self.visited > MAX_SUBSCHEMAS {
+            return Ty::Opaque(format!(
+                "more than {MAX_SUBSCHEMAS} subschemas after expanding `$ref`s"
+            ));
+        }
+        if self.depth >= MAX_NESTING {
+            return Ty::Opaque(format!("schemas nested deeper than {MAX_NESTING} levels"));
+        }
+        self.depth += 1;
+        let ty = self.schema_object(s);
+        self.depth -= 1;
+        ty
+    }
+
+    fn schema_object(&mut self, s: &'r S) -> Ty {
+        if let Some(b) = s.boolean() {
+            return if b { Ty::Any } else { Ty::Never };
+        }
+        if !s.is_object() {
+            return Ty::Opaque("a schema that is neither an object nor a boolean".to_owned());
+        }
+        let mut ty = self.base(s);
+        if let Some(c) = s.get("const") {
+            ty = ty.intersect(&Ty::Literal(c.json()));
+        }
+        if let Some(e) = s.get("enum") {
+            let literals = match e.array() {
+                Some(items) => {
+                    Ty::Union(items.iter().map(|v| Ty::Literal(v.json())).collect()).normalize_top()
+                }
+                None => Ty::Opaque("`enum` that is not a list".to_owned()),
+            };
+            ty = ty.intersect(&literals);
+        }
+        if let Some(r) = s.get("$ref") {
+            let target = self.reference(r);
+            ty = ty.intersect(&target);
+        }
+        if let Some(all) = s.get("allOf") {
+            for sub in all.array().unwrap_or_default() {
+                if ty == Ty::Never {
+                    break;
+                }
+                let t = self.schema(sub);
+                ty = ty.intersect(&t);
+            }
+        }
+        if let Some(any) = s.get("anyOf") {
+            let branches = self.list(any);
+            ty = ty.intersect(&Ty::Union(branches).normalize_top());
+        }
+        if let Some(one) = s.get("oneOf") {
+            let branches = self.list(one);
+            let t = self.one_of(branches);
+            ty = ty.intersect(&t);
+        }
+        ty.normalize_top()
+    }
+
+    fn list(&mut self, node: &'r S) -> Vec<Ty> {
+        match node.array() {
+            Some(items) => items.iter().map(|s| self.schema(s)).collect(),
+            None => vec![Ty::Opaque(
+                "a list of schemas that is not a list".to_owned(),
+            )],
+        }
+    }
+
+    fn one_of(&self, branches: Vec<Ty>) -> Ty {
+        if self.exact && branches.len() > 1 {
+            if branches.len() > MAX_ONE_OF_BRANCHES {
+                return Ty::Opaque(format!(
+                    "`oneOf` with more than {MAX_ONE_OF_BRANCHES} branches (their disjointness is not checked)"
+                ));
+            }
+            for (j, b) in branches.iter().enumerate() {
+                for (i, a) in branches[..j].iter().enumerate() {
+                    if a.intersect(b) != Ty::Never {
+                        return Ty::Opaque(format!(
+                            "`oneOf` whose branches {i} and {j} may overlap (a value matching both is rejected)"
+                        ));
+                    }
+                }
+            }
+        }
+        Ty::Union(branches).normalize_top()
+    }
+
+    /// The type from `type` and the keywords of each type.
+    fn base(&mut self, s: &'r S) -> Ty {
+        let has = |keys: &[&str]| keys.iter().any(|k| s.get(k).is_some());
+        let Some(types) = s.get("type") else {
+            let (num, text, array, object) = (
+                has(NUMBER_KEYWORDS),
+                has(STRING_KEYWORDS),
+                has(ARRAY_KEYWORDS),
+                has(OBJECT_KEYWORDS),
+            );
+            if !(num || text || array || object) {
+                return Ty::Any;
+            }
+            return Ty::Union(vec![
+                Ty::Null,
+                Ty::Bool,
+                Ty::Number(if num { range(s) } else { Range::default() }),
+                Ty::String(if text { string(s) } else { StringTy::default() }),
+                if array {
+                    self.array(s)
+                } else {
+                    Ty::List(Box::default())
+                },
+                if object {
+                    self.object(s)
+                } else {
+                    Ty::Object(Box::default())
+                },
+            ])
+            .normalize_top();
+        };
+        let names: Vec<&str> = match (types.string(), types.array()) {
+            (Some(name), _) => vec![name],
+            (_, Some(items)) => items.iter().filter_map(Source::string).collect(),
+            _ => return Ty::Opaque("`type` that is neither a name nor a list".to_owned()),
+        };
+        let members = names
+            .into_iter()
+            .map(|name| match name {
+                "null" => Ty::Null,
+                "boolean" => Ty::Bool,
+                "integer" => Ty::Int(range(s)).normalize_top(),
+                "number" => Ty::Number(range(s)).normalize_top(),
+                "string" => Ty::String(string(s)).normalize_top(),
+                "array" => self.array(s),
+                "object" => self.object(s),
+                other => Ty::Opaque(format!("unknown type name `{other}`")),
+            })
+            .collect();
+        Ty::Union(members).normalize_top()
+    }
+
+    fn array(&mut self, s: &'r S) -> Ty {
+        let prefix = match s.get("prefixItems") {
+            Some(p) => self.list(p),
+            None => Vec::new(),
+        };
+        let items = match s.get("items") {
+            Some(i) => self.schema(i),
+            None => Ty::Any,
+        };
+        Ty::List(Box::new(ListTy {
+            prefix,
+            items,
+            min_items: s.get("minItems").and_then(Source::count).unwrap_or(0),
+            max_items: s.get("maxItems").and_then(Source::count),
+            unique: s
+                .get("uniqueItems")
+                .and_then(Source::boolean)
+                .unwrap_or(false),
+        }))
+        .normalize_top()
+    }
+
+    fn object(&mut self, s: &'r S) -> Ty {
+        let rest = match s.get("additionalProperties") {
+            Some(a) => self.schema(a),
+            None => Ty::Any,
+        };
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Source::array)
+            .map(|r| r.iter().filter_map(Source::string).collect())
+            .unwrap_or_default();
+        let mut properties: Vec<(String, Prop)> = Vec::new();
+        for (name, sub) in s.get("properties").map(Source::members).unwrap_or_default() {
+            let ty = self.schema(sub);
+            let prop = Prop {
+                ty,
+                required: required.contains(&name),
+            };
+            properties.push((name.to_owned(), prop));
+        }
+        let declared: HashSet<String> = properties.iter().map(|(n, _)| n.clone()).collect();
+        let mut seen = HashSet::new();
+        for name in required {
+            if !declared.contains(name) && seen.insert(name) {
+                let prop = Prop {
+                    ty: rest.clone(),
+                    required: true,
+                };
+                properties.push((name.to_owned(), prop));
+            }
+        }
+        Ty::Object(Box::new(ObjectTy {
+            properties,
+            rest,
+            min_properties: s.get("minProperties").and_then(Source::count).unwrap_or(0),
+            max_properties: s.get("maxProperties").and_then(Source::count),
+        }))
+        .normalize_top()
+    }
+
+    fn reference(&mut self, r: &'r S) -> Ty {
+        let Some(target) = r.string() else {
+            return Ty::Opaque("a `$ref` that is not a string".to_owned());
+        };
+        if self.expanding.iter().any(|t| t == target) {
+            return Ty::Opaque(format!("recursive `$ref` to `{target}`"));
+        }
+        let node = if target == "#" {
+            Some(self.root)
+        } else {
+            target
+                .strip_prefix("#/$defs/")
+                .and_then(|rest| pointer::tokens(&format!("/{rest}")))
+                .filter(|tokens| tokens.len() == 1)
+                .and_then(|tokens| self.root.get("$defs")?.get(&tokens[0]))
+        };
+        let Some(node) = node else {
+            return Ty::Opaque(format!(
+                "`$ref` to `{target}`, which is not in this schema's `$defs`"
+            ));
+        };
+        self.expanding.push(target.to_owned());
+        let ty = self.schema(node);
+        self.expanding.pop();
+        ty
+    }
+}
+
+fn range<S: Source>(s: &S) -> Range {
+    let get = |k: &str| s.get(k).and_then(Source::number);
+    Range {
+        min: tighter(
+            get("minimum").map(Bound::inclusive),
+            get("exclusiveMinimum").map(Bound::exclusive),
+            true,
+        ),
+        max: tighter(
+            get("maximum").map(Bound::inclusive),
+            get("exclusiveMaximum").map(Bound::exclusive),
+            false,
+        ),
+    }
+}
+
+fn string<S: Source>(s: &S) -> StringTy {
+    StringTy {
+        min_len: s.get("minLength").and_then(Source::count).unwrap_or(0),
+        max_len: s.get("maxLength").and_then(Source::count),
+        pattern: s.get("pattern").and_then(Source::string).map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ty(schema: Json) -> Ty {
+        Ty::from_json_schema(&schema, &schema)
+    }
+
+    fn exact(schema: Json) -> Ty {
+        Ty::from_json_schema_exact(&schema, &schema)
+    }
+
+    fn int(min: Option<f64>, max: Option<f64>) -> Ty {
+        Ty::Int(Range {
+            min: min.map(Bound::inclusive),
+            max: max.map(Bound::inclusive),
+        })
+    }
+
+    fn lit(v: Json) -> Ty {
+        Ty::Literal(v)
+    }
+
+    fn string() -> Ty {
+        Ty::String(StringTy::default())
+    }
+
+    #[test]
+    fn boolean_and_empty_schemas() {
+        assert_eq!(ty(json!(true)), Ty::Any);
+        assert_eq!(ty(json!({})), Ty::Any);
+        assert_eq!(ty(json!(false)), Ty::Never);
+        assert_eq!(ty(json!({"title": "x", "format": "email"})), Ty::Any);
+    }
+
+    #[test]
+    fn scalar_types_with_their_keywords() {
+        assert_eq!(ty(json!({"type": "null"})), Ty::Null);
+        assert_eq!(ty(json!({"type": "boolean"})), Ty::Bool);
+        assert_eq!(
+            ty(json!({"type": "integer", "minimum": 0, "maximum": 10})),
+            int(Some(0.0), Some(10.0))
+        );
+        assert_eq!(
+            ty(json!({"type": "number", "exclusiveMinimum": 0, "minimum": 0})),
+            Ty::Number(Range {
+                min: Some(Bound::exclusive(0.0)),
+                max: None
+            })
+        );
+        assert_eq!(
+            ty(
+                json!({"type": "string", "minLength": 1, "maxLength": 5, "pattern": "^a", "format": "email"})
+            ),
+            Ty::String(StringTy {
+                min_len: 1,
+                max_len: Some(5),
+                pattern: Some("^a".into())
+            })
+        );
+        // Keywords of another type have no effect.
+        assert_eq!(ty(json!({"type": "string", "minimum": 3})), string());
+    }
+
+    #[test]
+    fn type_lists_and_enums_are_unions() {
+        assert_eq!(
+            ty(json!({"type": ["string", "null"]})),
+            Ty::Union(vec![string(), Ty::Null])
+        );
+        assert_eq!(
+            ty(json!({"enum": ["bug", "feature"]})),
+            Ty::Union(vec![lit(json!("bug")), lit(json!("feature"))])
+        );
+        assert_eq!(ty(json!({"enum": ["bug"]})), lit(json!("bug")));
+        assert_eq!(ty(json!({"const": 3})), lit(json!(3)));
+        assert_eq!(ty(json!({"const": null})), Ty::Null);
+        // `enum` members the other keywords reject are dropped.
+        assert_eq!(
+            ty(json!({"type": "string", "enum": ["a", 1, "bb"], "maxLength": 1})),
+            lit(json!("a"))
+        );
+        assert_eq!(
+            ty(json!({"type": "integer", "const": 1.0})),
+            lit(json!(1.0))
+        );
+        assert_eq!(ty(json!({"type": "integer", "const": 1.5})), Ty::Never);
+    }
+
+    #[test]
+    fn keywords_without_type_constrain_only_their_kind() {
+        let t = ty(json!({"minLength": 2}));
+        assert!(t.is_possibly(Kind::Null) && t.is_possibly(Kind::Object));
+        assert!(
+            matches!(&t, Ty::Union(m) if m.contains(&Ty::String(StringTy { min_len: 2, ..StringTy::default() })))
+        );
+        assert_eq!(t.accepts(&json!("a"), &mut |_, _| None), Some(false));
+        assert_eq!(t.accepts(&json!(7), &mut |_, _| None), Some(true));
+    }
+
+    #[test]
+    fn arrays_and_objects() {
+        let t = ty(json!({
+            "type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"},
+            "minItems": 1, "maxItems": 3, "uniqueItems": true
+        }));
+        assert_eq!(
+            t,
+            Ty::List(Box::new(ListTy {
+                prefix: vec![string()],
+                items: int(None, None),
+                min_items: 1,
+                max_items: Some(3),
+                unique: true
+            }))
+        );
+        let t = ty(json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {}},
+            "required": ["a", "c"],
+            "additionalProperties": {"type": "integer"},
+            "maxProperties": 4
+        }));
+        let Ty::Object(o) = &t else { panic!("{t:?}") };
+        assert_eq!(o.type_of("a"), &string());
+        assert!(o.requires("a") && !o.requires("b"));
+        // `c` is required but not declared: its value is an additional property.
+        assert_eq!(
+            o.prop("c").map(|p| (&p.ty, p.required)),
+            Some((&int(None, None), true))
+        );
+        assert_eq!(o.rest, int(None, None));
+        assert_eq!(o.max_properties, Some(4));
+        let closed = ty(json!({"type": "object", "additionalProperties": false}));
+        assert!(matches!(&closed, Ty::Object(o) if o.rest == Ty::Never));
+    }
+
+    #[test]
+    fn refs_resolve_and_recursion_becomes_opaque_below_the_first_level() {
+        let schema = json!({
+            "$defs": {"label": {"enum": ["bug", "feature"]}, "a~b": {"type": "null"}},
+            "type": "object",
+            "properties": {"label": {"$ref": "#/$defs/label"}, "n": {"$ref": "#/$defs/a~0b"}}
+        });
+        let Ty::Object(o) = ty(schema) else { panic!() };
+        assert_eq!(o.type_of("label").display(), r#""bug" | "feature""#);
+        assert_eq!(o.type_of("n"), &Ty::Null);
+
+        let tree = json!({
+            "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}
+        });
+        let t = ty(tree);
+        let (children, _) = t.property("children").unwrap();
+        assert_eq!(
+            children.element(),
+            Some(Ty::Opaque("recursive `$ref` to `#`".into()))
+        );
+        let defs = json!({
+            "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+            "$ref": "#/$defs/node"
+        });
+        let t = ty(defs);
+        let (next, maybe) = t.property("next").unwrap();
+        assert!(maybe);
+        assert_eq!(
+            next,
+            Ty::Opaque("recursive `$ref` to `#/$defs/node`".into())
+        );
+        assert!(matches!(ty(json!({"$ref": "#/$defs/nope"})), Ty::Opaque(r) if r.contains("nope")));
+    }
+
+    #[test]
+    fn exponential_refs_are_capped() {
+        let mut defs = serde_json::Map::new();
+        defs.insert("d0".into(), json!({"type": "integer"}));
+        for i in 1..30 {
+            let prev = format!("#/$defs/d{}", i - 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"type": "array", "prefixItems": [{"$ref": prev}, {"$ref": prev}]}),
+            );
+        }
+        let schema = json!({"$defs": defs, "$ref": "#/$defs/d29"});
+        let t = ty(schema);
+        assert!(format!("{t:?}").contains("subschemas after expanding"));
+    }
+
+    #[test]
+    fn all_of_intersects_exactly_or_says_why_not() {
+        let t = ty(json!({"allOf": [
+            {"type": "object", "properties": {"a": {"type": "number", "minimum": 0}}, "required": ["a"]},
+            {"type": "object", "properties": {"a": {"type": "integer", "maximum": 9}, "b": {"type": "string"}}, "required": ["b"]}
+        ]}));
+        let Ty::Object(o) = &t else { panic!("{t:?}") };
+        assert_eq!(o.type_of("a"), &int(Some(0.0), Some(9.0)));
+        assert!(o.requires("a") && o.requires("b"));
+        assert_eq!(
+            ty(json!({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]})),
+            Ty::Opaque("`allOf` of two different `pattern`s (`a` and `b`)".into())
+        );
+        assert_eq!(
+            ty(
+                json!({"allOf": [{"type": "string", "pattern": "a"}, {"minLength": 2, "pattern": "a"}]})
+            ),
+            Ty::String(StringTy {
+                min_len: 2,
+                max_len: None,
+                pattern: Some("a".into())
+            })
+        );
+        assert_eq!(
+            ty(json!({"allOf": [{"type": "string"}, {"type": "integer"}]})),
+            Ty::Never
+        );
+        assert_eq!(
+            ty(json!({"allOf": [{"enum": [1, 2, 3]}, {"enum": [2, 3, 4]}]})),
+            Ty::Union(vec![lit(json!(2)), lit(json!(3))])
+        );
+        assert!(matches!(
+            ty(json!({"type": "string", "pattern": "^a", "enum": ["ab"]})),
+            Ty::Opaque(r) if r.contains("`pattern` together with `enum`")
+        ));
+        // A closed object cannot hold a property the other side requires.
+        assert_eq!(
+            ty(json!({"allOf": [
+                {"type": "object", "additionalProperties": false},
+                {"required": ["x"]}
+            ]})),
+            Ty::Never
+        );
+    }
+
+    #[test]
+    fn any_of_and_one_of() {
+        assert_eq!(
+            ty(json!({"anyOf": [{"type": "string"}, {"type": "null"}, {"type": "string"}]})),
+            Ty::Union(vec![string(), Ty::Null])
+        );
+        // `oneOf` over-approximates as a union…
+        let overlapping = json!({"oneOf": [{"type": "integer"}, {"type": "number"}]});
+        assert!(matches!(ty(overlapping.clone()), Ty::Union(_)));
+        // …except in exact mode, where only provably disjoint branches make a union.
+        assert!(matches!(exact(overlapping), Ty::Opaque(r) if r.contains("may overlap")));
+        let tagged = json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {"type": "object", "properties": {"kind": {"const": "b"}}, "required": ["kind"]},
+            {"type": "string"}
+        ]});
+        assert!(matches!(exact(tagged), Ty::Union(m) if m.len() == 3));
+    }
+
+    #[test]
+    fn unions_of_unions_in_all_of_are_capped() {
+        let big: Vec<Json> = (0..20).map(|i| json!({"const": i})).collect();
+        let t = ty(json!({"allOf": [{"anyOf": big.clone()}, {"anyOf": big}]}));
+        assert!(matches!(t, Ty::Opaque(r) if r.contains("combinations")));
+    }
+
+    #[test]
+    fn from_spanned_nodes_agrees_with_serde_json() {
+        let text = r##"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1.0}},
+                       "required": ["n"], "$defs": {"x": {"const": 1}}, "additionalProperties": {"$ref": "#/$defs/x"}}"##;
+        let doc = crate::document::read(text.as_bytes().to_vec())
+            .document
+            .unwrap();
+        let json: Json = serde_json::from_str(text).unwrap();
+        assert_eq!(Ty::from_schema(doc.root(), doc.root()), ty(json.clone()));
+        assert_eq!(Ty::from_schema_exact(doc.root(), doc.root()), exact(json));
+    }
+
+    #[test]
+    fn robust_to_malformed_schemas() {
+        for s in [
+            json!(3),
+            json!({"type": 3}),
+            json!({"type": "strng"}),
+            json!({"enum": 1}),
+            json!({"anyOf": {}}),
+            json!({"$ref": 7}),
+            json!({"minimum": "x", "maxLength": -1, "required": "a", "properties": []}),
+        ] {
+            let _ = ty(s.clone()).display();
+            let _ = exact(s);
+        }
+        let mut deep = json!({});
+        for _ in 0..300 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let _ = ty(deep);
+    }
+
+    #[test]
+    fn display_forms() {
+        let label = json!({"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]});
+        assert_eq!(ty(label).display(), r#"object{label: "bug" | "feature"}"#);
+        assert_eq!(
+            ty(json!({"type": "array", "items": {"type": "string"}})).display(),
+            "list<string>"
+        );
+        assert_eq!(ty(json!({"type": "integer"})).to_string(), "integer");
+        assert_eq!(ty(json!({})).display(), "any");
+        assert_eq!(
+            ty(json!({"type": "object", "properties": {"a": {"type": ["number", "null"]}}, "additionalProperties": {"type": "boolean"}})).display(),
+            "object{a?: number | null, *: boolean}"
+        );
+        assert_eq!(
+            ty(json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false})).display(),
+            "[string, integer]"
+        );
+        let many: Vec<Json> = (0..12).map(|i| json!(i)).collect();
+        assert_eq!(
+            ty(json!({"enum": many})).display(),
+            "0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | … (4 more)"
+        );
+    }
+
+    #[test]
+    fn member_access_and_elements() {
+        let t = ty(
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+                          "required": ["a"], "additionalProperties": false}),
+        );
+        assert_eq!(t.property("a"), Some((string(), false)));
+        assert_eq!(t.property("b"), Some((int(None, None), true)));
+        assert_eq!(t.property("c"), None);
+        let open = ty(json!({"type": "object"}));
+        assert_eq!(open.property("zz"), Some((Ty::Any, true)));
+        assert_eq!(Ty::Any.property("x"), Some((Ty::Any, true)));
+        assert_eq!(string().property("x"), None);
+        let either = ty(json!({"anyOf": [
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false},
+            {"type": "object", "properties": {"b": {"type": "null"}}, "required": ["b"], "additionalProperties": false},
+            {"type": "string"}
+        ]}));
+        assert_eq!(either.property("a"), Some((string(), true)));
+        assert_eq!(either.property("zzz"), None);
+
+        let list = ty(
+            json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "null"}}),
+        );
+        assert_eq!(list.element(), Some(Ty::Union(vec![string(), Ty::Null])));
+        assert_eq!(string().element(), None);
+        assert_eq!(
+            ty(json!({"type": ["array", "null"], "items": {"type": "boolean"}})).element(),
+            Some(Ty::Bool)
+        );
+    }
+
+    #[test]
+    fn kinds() {
+        let t = ty(json!({"type": ["integer", "null"]}));
+        assert!(
+            t.is_possibly(Kind::Number)
+                && t.is_possibly(Kind::Null)
+                && !t.is_possibly(Kind::String)
+        );
+        assert!(!t.is_only(Kind::Number));
+        assert!(ty(json!({"enum": [true, false]})).is_only(Kind::Bool));
+        assert!(Ty::Any.is_possibly(Kind::List) && !Ty::Any.is_only(Kind::List));
+        assert!(!Ty::Never.is_possibly(Kind::Null));
+    }
+
+    #[test]
+    fn normalize_flattens_and_drops_never() {
+        let t = Ty::Union(vec![
+            Ty::Never,
+            Ty::Union(vec![
+                Ty::Null,
+                lit(json!(1)),
+                Ty::Union(vec![lit(json!(1))]),
+            ]),
+            lit(json!(null)),
+        ]);
+        assert_eq!(t.normalize(), Ty::Union(vec![Ty::Null, lit(json!(1))]));
+        assert_eq!(Ty::Union(vec![Ty::Never, string()]).normalize(), string());
+        assert_eq!(Ty::Union(vec![]).normalize(), Ty::Never);
+        assert_eq!(Ty::Union(vec![string(), Ty::Any]).normalize(), Ty::Any);
+        let empty_int = Ty::Int(Range {
+            min: Some(Bound::exclusive(1.0)),
+            max: Some(Bound::inclusive(1.5)),
+        });
+        assert_eq!(empty_int.normalize(), Ty::Never);
+    }
+
+    #[test]
+    fn integer_bounds_round_inwards() {
+        let r = Range {
+            min: Some(Bound::exclusive(0.0)),
+            max: Some(Bound::inclusive(9.5)),
+        };
+        assert_eq!(r.integer_bounds(), (Some(1.0), Some(9.0)));
+        let r = Range {
+            min: Some(Bound::inclusive(-0.5)),
+            max: Some(Bound::exclusive(3.0)),
+        };
+        assert_eq!(r.integer_bounds(), (Some(-0.0), Some(2.0)));
+        assert!(!Range::default().is_empty(true));
+        assert!(
+            Range {
+                min: Some(Bound::exclusive(2.0)),
+                max: Some(Bound::exclusive(3.0))
+            }
+            .is_empty(true)
+        );
+        assert!(
+            !Range {
+                min: Some(Bound::exclusive(2.0)),
+                max: Some(Bound::exclusive(3.0))
+            }
+            .is_empty(false)
+        );
+    }
+
+    #[test]
+    fn literals_of_values_and_widening() {
+        assert_eq!(Ty::of_value(&json!(3)), lit(json!(3)));
+        assert_eq!(Ty::of_value(&json!(null)), Ty::Null);
+        let t = Ty::of_value(&json!({"a": [1, "x"]}));
+        assert_eq!(t.display(), r#"object{a: [1, "x"]}"#);
+        assert_eq!(
+            t.property("a").unwrap().0.element().unwrap().display(),
+            r#"1 | "x""#
+        );
+        assert_eq!(Ty::of_value(&json!(0)).widen(), int(None, None));
+        assert_eq!(Ty::of_value(&json!(0.5)).widen().display(), "number");
+        assert_eq!(t.widen().display(), "object{a: list<integer | string>}");
+        assert_eq!(ty(json!({"enum": ["a", "b"]})).widen(), string());
+    }
+
+    #[test]
+    fn literal_membership_uses_json_schema_equality() {
+        assert!(json_equal(&json!(1), &json!(1.0)));
+        assert!(json_equal(
+            &json!({"a": [1], "b": 2}),
+            &json!({"b": 2.0, "a": [1.0]})
+        ));
+        assert!(!json_equal(&json!([1]), &json!([true])));
+        let one = ty(json!({"enum": [1]}));
+        assert_eq!(one.accepts(&json!(1.0), &mut |_, _| None), Some(true));
+        let s = ty(json!({"type": "string", "pattern": "^a"}));
+        assert_eq!(s.accepts(&json!("ab"), &mut |_, _| None), None);
+        assert_eq!(s.accepts(&json!(1), &mut |_, _| None), Some(false));
+        assert_eq!(
+            s.accepts(&json!("ab"), &mut |p, t| Some(
+                p == "^a" && t.starts_with('a')
+            )),
+            Some(true)
+        );
+    }
+}
