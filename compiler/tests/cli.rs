@@ -321,3 +321,13 @@ fn a_problem_at_the_end_of_the_file_is_drawn_there() {
     assert_eq!(report["findings"][0]["span"]["start"], 11);
     assert_eq!(report["findings"][0]["span"]["end"], 11);
 }
+
+#[test]
+fn explain_functions_lists_the_whitelist() {
+    let out = lwirc(&["explain", "functions"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for name in ["size", "has", "matches", "map", "filter", "all", "exists", "join", "split"] {
+        assert!(text.contains(&format!("| `{name}` |")), "{name} missing:\n{text}");
+    }
+}
