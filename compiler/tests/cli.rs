@@ -327,7 +327,12 @@ fn explain_functions_lists_the_whitelist() {
     let out = lwirc(&["explain", "functions"]);
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    for name in ["size", "has", "matches", "map", "filter", "all", "exists", "join", "split"] {
-        assert!(text.contains(&format!("| `{name}` |")), "{name} missing:\n{text}");
+    for name in [
+        "size", "has", "matches", "map", "filter", "all", "exists", "join", "split",
+    ] {
+        assert!(
+            text.contains(&format!("| `{name}` |")),
+            "{name} missing:\n{text}"
+        );
     }
 }

@@ -300,7 +300,7 @@ impl<'d> Checker<'_, 'd, '_> {
     fn reduce(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) -> Ty {
         let element = self.over(step, scope);
         let init = match step.field("init") {
-            Some(node) => widen(self.value(node, step.pointer_to("init"), scope)),
+            Some(node) => self.value(node, step.pointer_to("init"), scope).widen(),
             None => Ty::Any,
         };
         let vars = scope.vars.len();
@@ -1509,34 +1509,6 @@ fn list_of(items: Ty) -> Ty {
         max_items: None,
         unique: false,
     }))
-}
-
-/// The declared type of an accumulator: a literal `init` stands for its kind of value.
-fn widen(ty: Ty) -> Ty {
-    match ty {
-        Ty::Literal(v) => match v {
-            serde_json::Value::Null => Ty::Null,
-            serde_json::Value::Bool(_) => Ty::Bool,
-            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
-                number_ty()
-            }
-            serde_json::Value::Number(_) => number_ty(),
-            serde_json::Value::String(_) => string_ty(),
-            other => Ty::of_value(&other),
-        },
-        Ty::List(l) => {
-            let items = Ty::Union(
-                l.prefix
-                    .into_iter()
-                    .chain(std::iter::once(l.items))
-                    .map(widen)
-                    .collect(),
-            )
-            .normalize();
-            list_of(items)
-        }
-        other => other,
-    }
 }
 
 /// The most elements a list of type `ty` can have, for cost bounds.
