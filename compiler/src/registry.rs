@@ -106,7 +106,9 @@ pub struct Record {
     /// The validation result: `summary` and `findings` (its warnings) in the shape of the
     /// JSON report of `lwirc validate`.
     pub validation: serde_json::Value,
-    /// The compiled expression plan; reserved, `null` until expressions are compiled.
+    /// The compiled expression plan: `{ "cost": total, "plan": [ { pointer, kind, source,
+    /// tree, cost } … ] }`, every expression and template of the draft typed, with its
+    /// static cost bound (`null` in records written before expressions were compiled).
     pub expressions: Option<serde_json::Value>,
 }
 
@@ -178,7 +180,10 @@ impl Registration {
                 "summary": report["summary"],
                 "findings": report["findings"],
             }),
-            expressions: None,
+            expressions: Some(serde_json::json!({
+                "cost": validation.plan.iter().fold(0u64, |sum, e| sum.saturating_add(e.cost)),
+                "plan": validation.plan,
+            })),
         };
         Ok(Self { lwir, record })
     }

@@ -128,7 +128,25 @@ fn the_record_holds_the_snapshot_and_the_validation() {
     assert_eq!(record["version"], version.as_str());
     assert_eq!(record["workflow"], "issue-triage");
     assert_eq!(record["lwirc_version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(record["expressions"], serde_json::Value::Null);
+    // The compiled expression plan: every expression of the draft, typed, with its cost.
+    let plan = record["expressions"]["plan"].as_array().unwrap();
+    let over = plan
+        .iter()
+        .find(|e| e["pointer"] == "/steps/1/over")
+        .unwrap();
+    assert_eq!(over["kind"], "expression");
+    assert_eq!(over["source"], "${ steps.issues.output.items }");
+    assert!(
+        over["tree"]["type"].as_str().unwrap().starts_with("list<"),
+        "{over}"
+    );
+    let prompt = plan
+        .iter()
+        .find(|e| e["pointer"] == "/steps/3/prompt")
+        .unwrap();
+    assert_eq!(prompt["kind"], "template");
+    let total: u64 = plan.iter().map(|e| e["cost"].as_u64().unwrap()).sum();
+    assert_eq!(record["expressions"]["cost"], total);
     let at = record["registered_at"].as_str().unwrap();
     assert!(
         at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T',
