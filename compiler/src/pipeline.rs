@@ -59,7 +59,18 @@ impl Validation {
 }
 
 /// Reads and validates `draft` against `definition` (when given), running every validator.
+/// The compiled expression plan is left empty; [`compile`] builds it.
 pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
+    run(draft, definition, false)
+}
+
+/// Like [`validate`], and also builds the compiled expression plan that a registration
+/// record stores.
+pub fn compile(draft: Source, definition: Option<Source>) -> Validation {
+    run(draft, definition, true)
+}
+
+fn run(draft: Source, definition: Option<Source>, with_plan: bool) -> Validation {
     let read_draft = document::read(draft.bytes.clone());
     let mut findings = read_draft.findings;
 
@@ -73,9 +84,13 @@ pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
     let mut version = None;
     let mut plan = Vec::new();
     if let Some(doc) = &read_draft.document {
-        let report = lwir_validators::run(doc, definition_doc.as_ref());
-        plan = report.plan;
-        let mut found = report.findings;
+        let mut found = if with_plan {
+            let report = lwir_validators::run(doc, definition_doc.as_ref());
+            plan = report.plan;
+            report.findings
+        } else {
+            lwir_validators::validate(doc, definition_doc.as_ref())
+        };
         if definition.is_some() {
             // A definition was given but could not be read: its own findings say so.
             found.retain(|f| f.code != Code::DefinitionNotProvided);

@@ -109,7 +109,9 @@ impl<'d> Scope<'d> {
 }
 
 /// Runs the expression checks; pushes findings into `out`.
-pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) -> Analysis {
+/// With `plan`, also builds the compiled plan (typed trees); `lwirc validate` does not need
+/// it, and building it is a large part of the cost of this pass.
+pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Analysis {
     let input = cx
         .definition
         .as_ref()
@@ -130,6 +132,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) -> Analysis {
         analysis: Analysis::default(),
         current_step: String::new(),
         tool_types: HashMap::new(),
+        want_plan: plan,
     };
     let mut scope = Scope::default();
     checker.list(&cx.draft.steps, &mut scope);
@@ -163,6 +166,8 @@ struct Checker<'c, 'd, 'o> {
     current_step: String,
     /// Types derived from the definition's schemas, once per tool (and input property).
     tool_types: HashMap<(String, String), Ty>,
+    /// Whether to build the compiled plan.
+    want_plan: bool,
 }
 
 /// Where an expression sits: the JSON string node and its pointer.
@@ -503,6 +508,9 @@ impl<'d> Checker<'_, 'd, '_> {
             StringValue::Expression(expr) => {
                 let mut typer = Typer::new(self, &site, scope);
                 let (ty, cost) = typer.expr(&expr);
+                if !typer.checker.want_plan {
+                    return ty;
+                }
                 let tree = typer.tree(&expr);
                 self.analysis.plan.push(PlanEntry {
                     pointer: at.to_owned(),
@@ -537,9 +545,14 @@ impl<'d> Checker<'_, 'd, '_> {
                                     .with_help("interpolate a scalar: pick a field, or `.join(', ')` a list of strings"),
                                 );
                             }
-                            trees.push(typer.tree(e));
+                            if typer.checker.want_plan {
+                                trees.push(typer.tree(e));
+                            }
                         }
                     }
+                }
+                if !self.want_plan {
+                    return string_ty();
                 }
                 self.analysis.plan.push(PlanEntry {
                     pointer: at.to_owned(),
@@ -601,8 +614,10 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
     /// The type and cost bound of `expr`.
     fn expr(&mut self, expr: &Expr) -> (Ty, u64) {
         let (ty, cost) = self.expr_inner(expr);
-        self.types
-            .insert((expr.span.start, expr.span.end), ty.display());
+        if self.checker.want_plan {
+            self.types
+                .insert((expr.span.start, expr.span.end), ty.display());
+        }
         (ty, cost)
     }
 

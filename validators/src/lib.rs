@@ -43,11 +43,15 @@ pub struct Report {
 /// findings sorted by position. Without a definition the checks that need one are skipped
 /// and one [`Code::DefinitionNotProvided`] warning says so.
 pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Vec<Finding> {
-    run(draft, definition).findings
+    check(draft, definition, false).findings
 }
 
 /// Like [`validate`], and also returns the compiled expression plan.
 pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Report {
+    check(draft, definition, true)
+}
+
+fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bool) -> Report {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),
@@ -55,7 +59,7 @@ pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Rep
     };
     let mut findings = Vec::new();
     shape::check(&cx, &mut findings);
-    let analysis = expr::check(&cx, &mut findings);
+    let analysis = expr::check(&cx, &mut findings, plan);
     graph::check(&cx, &analysis.references, &mut findings);
     if cx.definition.is_some() {
         capability::check(&cx, &mut findings);

@@ -55,7 +55,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
-    let validation = pipeline::validate(draft, definition);
+    let validation = pipeline::compile(draft, definition);
     let options = |color| human::HumanOptions {
         color,
         ..Default::default()
