@@ -160,6 +160,14 @@ impl Checker {
         }
     }
 
+    /// Compares at `segment` below the current path.
+    fn sub_at(&mut self, segment: String, p: &Ty, c: &Ty) -> Compat {
+        self.path.push(segment);
+        let answer = self.sub(p, c);
+        self.path.pop();
+        answer
+    }
+
     /// Compares at the current path.
     fn sub(&mut self, p: &Ty, c: &Ty) -> Compat {
         use Ty::*;
@@ -522,5 +530,13 @@ fn kind_name(v: &Json) -> &'static str {
         Json::String(_) => "a string",
         Json::Array(_) => "a list",
         Json::Object(_) => "an object",
+    }
+}
+
+/// Keeps the first reason an answer was not decided; a Compatible answer (the producer
+/// turned out to be empty) changes nothing here.
+fn note(unknown: &mut Option<String>, answer: Compat) {
+    if let Compat::Unknown { reason } = answer {
+        unknown.get_or_insert(reason);
     }
 }

@@ -638,7 +638,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     cost = cost.saturating_add(c);
                     tys.push(t);
                 }
-                (list_of(Ty::Union(tys).normalize()), cost)
+                (list_of(Ty::union(tys)), cost)
             }
             ExprKind::Map { entries } => {
                 let mut cost = 1u64;
@@ -747,7 +747,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 self.guarded.truncate(before);
                 let (ot, oc) = self.expr(otherwise);
                 (
-                    Ty::Union(vec![tt, ot]).normalize(),
+                    Ty::union([tt, ot]),
                     cc.saturating_add(tc.max(oc)).saturating_add(1),
                 )
             }
@@ -822,11 +822,10 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 } else if only(&lt, STRING) && only(&rt, STRING) {
                     string_ty()
                 } else if only(&lt, LIST) && only(&rt, LIST) {
-                    let items = Ty::Union(vec![
+                    let items = Ty::union([
                         lt.element().unwrap_or(Ty::Any),
                         rt.element().unwrap_or(Ty::Any),
-                    ])
-                    .normalize();
+                    ]);
                     list_of(items)
                 } else if is_any(&lt) || is_any(&rt) {
                     Ty::Any
@@ -1313,11 +1312,9 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let cost = lc.saturating_add(bound.saturating_mul(bc.saturating_add(1)));
         let ty = match name {
             "map" => Ty::List(Box::new(ListTy {
-                prefix: Vec::new(),
                 items: bt,
-                min_items: 0,
                 max_items: Some(bound),
-                unique: false,
+                ..ListTy::default()
             })),
             "filter" => {
                 self.expect(
@@ -1509,20 +1506,13 @@ fn number_ty() -> Ty {
 }
 
 fn string_ty() -> Ty {
-    Ty::String(StringTy {
-        min_len: 0,
-        max_len: None,
-        pattern: None,
-    })
+    Ty::String(StringTy::default())
 }
 
 fn list_of(items: Ty) -> Ty {
     Ty::List(Box::new(ListTy {
-        prefix: Vec::new(),
         items,
-        min_items: 0,
-        max_items: None,
-        unique: false,
+        ..ListTy::default()
     }))
 }
 

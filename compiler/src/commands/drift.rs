@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use lwirc::drift;
 use lwirc::pipeline::{self, Source};
 use lwirc::registry::{Registry, RegistryError};
-use lwirc::render::{human, json, sarif};
 
 use super::{
     ColorChoice, Format, print, read_source, reader_validation, registry_dir, registry_failure,
@@ -103,20 +102,4 @@ fn check(args: Args) -> anyhow::Result<u8> {
     }
     print(&text)?;
     Ok(if drifted { exit::DRIFT } else { exit::OK })
-}
-
-impl Format {
-    fn render(self, validation: &pipeline::Validation, color: ColorChoice) -> String {
-        match self {
-            Format::Human => human::render(
-                validation,
-                human::HumanOptions {
-                    color: color.enabled(),
-                    ..Default::default()
-                },
-            ),
-            Format::Json => json::render(validation) + "\n",
-            Format::Sarif => sarif::render(validation) + "\n",
-        }
-    }
 }

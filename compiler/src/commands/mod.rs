@@ -120,6 +120,23 @@ pub(crate) enum Format {
     Sarif,
 }
 
+impl Format {
+    /// `validation` in this format, ending with a newline.
+    pub(crate) fn render(self, validation: &pipeline::Validation, color: ColorChoice) -> String {
+        match self {
+            Format::Human => human::render(
+                validation,
+                human::HumanOptions {
+                    color: color.enabled(),
+                    ..Default::default()
+                },
+            ),
+            Format::Json => lwirc::render::json::render(validation) + "\n",
+            Format::Sarif => lwirc::render::sarif::render(validation) + "\n",
+        }
+    }
+}
+
 /// Whether standard error is a terminal that takes colour (`NO_COLOR` respected).
 pub(crate) fn stderr_color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

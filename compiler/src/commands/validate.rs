@@ -1,10 +1,8 @@
 //! `lwirc validate`: run every validator and report the findings.
 
-use lwirc::pipeline;
-use lwirc::render::{human, json, sarif};
-
-use super::{ColorChoice, print, read_pair};
+use super::{ColorChoice, Format, print, read_pair};
 use crate::exit;
+use lwirc::pipeline;
 
 /// Validate an LWIR draft and report every problem at once.
 ///
@@ -36,30 +34,10 @@ pub(crate) struct Args {
     color: ColorChoice,
 }
 
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum Format {
-    /// miette's graphical report.
-    Human,
-    /// One JSON object: file, version (when clean), findings, summary.
-    Json,
-    /// A SARIF 2.1.0 log.
-    Sarif,
-}
-
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let (draft, definition) = read_pair(&args.draft, args.definition.as_deref())?;
     let validation = pipeline::validate(draft, definition);
-    let text = match args.format {
-        Format::Human => human::render(
-            &validation,
-            human::HumanOptions {
-                color: args.color.enabled(),
-                ..Default::default()
-            },
-        ),
-        Format::Json => json::render(&validation) + "\n",
-        Format::Sarif => sarif::render(&validation) + "\n",
-    };
+    let text = args.format.render(&validation, args.color);
     print(&text)?;
     Ok(if validation.has_errors() {
         exit::FINDINGS

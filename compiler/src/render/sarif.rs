@@ -248,7 +248,8 @@ pub fn render(validation: &Validation) -> String {
         results.push(SarifResult {
             rule_id: f.code.as_str(),
             rule_index: rule_index[&f.code],
-            level: level(f),
+            // SARIF's levels `error` and `warning` are our severity names.
+            level: f.severity.as_str(),
             message: Text { text: message },
             locations,
             related_locations,
@@ -331,13 +332,6 @@ fn located<'a>(
     }
 }
 
-fn level(f: &Finding) -> &'static str {
-    match f.severity {
-        lwir_spec::Severity::Error => "error",
-        lwir_spec::Severity::Warning => "warning",
-    }
-}
-
 fn rule(code: Code) -> Rule {
     let docs = code.docs();
     Rule {
@@ -354,10 +348,7 @@ fn rule(code: Code) -> Rule {
             markdown: docs,
         },
         default_configuration: Configuration {
-            level: match code.severity() {
-                lwir_spec::Severity::Error => "error",
-                lwir_spec::Severity::Warning => "warning",
-            },
+            level: code.severity().as_str(),
         },
         properties: RuleProperties {
             validator: code.validator().as_str(),

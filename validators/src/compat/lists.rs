@@ -2,7 +2,7 @@
 
 use lwir_spec::types::{ListTy, Ty};
 
-use super::{Checker, Compat, MAX_ITEMS};
+use super::{Checker, Compat, MAX_ITEMS, note};
 
 /// Positions compared pairwise when looking for an item the producer may repeat.
 const UNIQUE_WINDOW: usize = 8;
@@ -69,9 +69,7 @@ pub(super) fn check(cx: &mut Checker, p: &ListTy, c: &ListTy) -> Compat {
         if *pt == Ty::Never {
             break;
         }
-        cx.path.push(i.to_string());
-        let answer = cx.sub(pt, ct);
-        cx.path.pop();
+        let answer = cx.sub_at(i.to_string(), pt, ct);
         match answer {
             Compat::Compatible => {}
             Compat::Unknown { reason } => {
@@ -197,12 +195,4 @@ fn distinct_values(ty: &Ty) -> Option<u64> {
 
 fn list(p: &ListTy) -> Ty {
     Ty::List(Box::new(p.clone()))
-}
-
-/// Keeps the first reason an answer was not decided; a Compatible answer (the producer
-/// turned out to be empty) changes nothing here.
-fn note(unknown: &mut Option<String>, answer: Compat) {
-    if let Compat::Unknown { reason } = answer {
-        unknown.get_or_insert(reason);
-    }
 }

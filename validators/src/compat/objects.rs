@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use lwir_spec::types::{ObjectTy, Ty};
 use serde_json::Value as Json;
 
-use super::{Checker, Compat, MAX_PROPERTIES};
+use super::{Checker, Compat, MAX_PROPERTIES, note};
 
 pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
     let mut unknown: Option<String> = None;
@@ -44,9 +44,7 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
         if *pt == Ty::Never {
             continue;
         }
-        cx.path.push(name.clone());
-        let answer = cx.sub(pt, c.type_of(name));
-        cx.path.pop();
+        let answer = cx.sub_at(name.clone(), pt, c.type_of(name));
         match answer {
             Compat::Compatible => {}
             Compat::Unknown { reason } => {
@@ -73,9 +71,7 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
     // Every other property name: the producer's rest against the consumer's.
     if p.rest != Ty::Never && c.rest != Ty::Any {
         let key = fresh_key(p, Some(c), &serde_json::Map::new());
-        cx.path.push(key.clone());
-        let answer = cx.sub(&p.rest, &c.rest);
-        cx.path.pop();
+        let answer = cx.sub_at(key.clone(), &p.rest, &c.rest);
         match answer {
             Compat::Compatible => {}
             Compat::Unknown { reason } => {
@@ -189,10 +185,4 @@ pub(super) fn fresh_key(
         .map(|i| format!("extra{i}"))
         .find(|k| free(k))
         .unwrap_or_default()
-}
-
-fn note(unknown: &mut Option<String>, answer: Compat) {
-    if let Compat::Unknown { reason } = answer {
-        unknown.get_or_insert(reason);
-    }
 }
