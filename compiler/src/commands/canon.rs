@@ -2,7 +2,7 @@
 
 use lwirc::canon::canonical_bytes;
 
-use super::{print_bytes, read_document, read_source, stderr_color};
+use super::{print_bytes, read_json};
 use crate::exit;
 
 /// Print the RFC 8785 (JCS) canonical form of a JSON file.
@@ -28,15 +28,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let source = read_source(&args.file)?;
-    match read_document(&source, stderr_color()) {
-        Ok(document) => {
-            print_bytes(&canonical_bytes(document.root()))?;
-            Ok(exit::OK)
-        }
-        Err(report) => {
-            eprint!("{report}");
-            Ok(exit::FINDINGS)
-        }
-    }
+    let Some(document) = read_json(&args.file)? else {
+        return Ok(exit::FINDINGS);
+    };
+    print_bytes(&canonical_bytes(document.root()))?;
+    Ok(exit::OK)
 }

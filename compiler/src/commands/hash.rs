@@ -2,7 +2,7 @@
 
 use lwirc::canon::version_of;
 
-use super::{print, read_document, read_source, stderr_color};
+use super::{print, read_json};
 use crate::exit;
 
 /// Print `sha256:<hex>`, the SHA-256 of a JSON file's RFC 8785 canonical bytes.
@@ -27,15 +27,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let source = read_source(&args.file)?;
-    match read_document(&source, stderr_color()) {
-        Ok(document) => {
-            print(&format!("{}\n", version_of(document.root())))?;
-            Ok(exit::OK)
-        }
-        Err(report) => {
-            eprint!("{report}");
-            Ok(exit::FINDINGS)
-        }
-    }
+    let Some(document) = read_json(&args.file)? else {
+        return Ok(exit::FINDINGS);
+    };
+    print(&format!("{}\n", version_of(document.root())))?;
+    Ok(exit::OK)
 }

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use lwirc::manifest::{PlannerManifest, harness_id};
 
-use super::{print, read_document, read_source, stderr_color};
+use super::{print, read_json, read_source};
 use crate::exit;
 
 /// Print the PlannerManifest of a workflow definition, as JSON.
@@ -37,13 +37,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let source = read_source(&args.definition)?;
-    let document = match read_document(&source, stderr_color()) {
-        Ok(document) => document,
-        Err(report) => {
-            eprint!("{report}");
-            return Ok(exit::FINDINGS);
-        }
+    let Some(document) = read_json(&args.definition)? else {
+        return Ok(exit::FINDINGS);
     };
     let manifest = PlannerManifest::of(document.root(), harness_id());
     let recorded: Option<PlannerManifest> = match &args.against {

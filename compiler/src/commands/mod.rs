@@ -81,19 +81,24 @@ pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     print_bytes(text.as_bytes())
 }
 
-/// Reads `source` as strict I-JSON: its document, or — when the reader found any problem —
-/// the reader's findings rendered for people (for standard error).
-pub(crate) fn read_document(source: &Source, color: bool) -> Result<SpannedDocument, String> {
+/// Reads `path` (`-` for standard input) as strict I-JSON: its document, or `None` after
+/// printing the reader's findings for people on standard error.
+pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
+    let source = read_source(path)?;
     let read = document::read(source.bytes.clone());
     match read.document {
-        Some(document) if read.findings.is_empty() => Ok(document),
-        _ => Err(human::render(
-            &reader_validation(source),
-            human::HumanOptions {
-                color,
-                ..Default::default()
-            },
-        )),
+        Some(document) if read.findings.is_empty() => Ok(Some(document)),
+        _ => {
+            let report = human::render(
+                &reader_validation(&source),
+                human::HumanOptions {
+                    color: stderr_color(),
+                    ..Default::default()
+                },
+            );
+            eprint!("{report}");
+            Ok(None)
+        }
     }
 }
 
