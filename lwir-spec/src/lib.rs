@@ -15,6 +15,7 @@ pub mod pointer;
 pub mod schemas;
 pub mod span;
 pub mod suggest;
+pub mod time;
 pub mod types;
 
 pub use codes::Code;
