@@ -1,6 +1,8 @@
 //! Repair: applying the fixes that findings carry. The bounded repair loop and the planner
 //! harness build on this.
 
+pub mod events;
+
 use lwir_spec::PatchOp;
 
 /// A fix's patch could not be applied to the document it was computed for.

@@ -1,0 +1,538 @@
+//! The session event log: an append-only JSON Lines file, `events.jsonl`, in the session
+//! directory of an `lwirc compile` run.
+//!
+//! Each event is one compact JSON object on one line,
+//! `{"seq":1,"time":"2026-11-30T00:10:01.123Z","event":"harness.session.started","data":{…}}`,
+//! written with a single `write_all` and made durable with `sync_data` before [`EventLog::append`]
+//! returns. After a crash the log therefore holds every committed event and at most the last
+//! line is torn (written in part, without its newline). [`EventLog::resume`] drops such a torn
+//! line and continues the log; any other damage is reported and the file is left as it is.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The name of the event log inside a session directory.
+pub const LOG_FILE: &str = "events.jsonl";
+
+/// One event of the log, in the field order it is written.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Event {
+    /// Position in the log: 1, 2, 3, … without gaps.
+    pub seq: u64,
+    /// When the event was written, RFC 3339 UTC to the millisecond.
+    pub time: String,
+    /// The event kind, e.g. `harness.model.called`; never empty.
+    pub event: String,
+    /// The event's payload, always a JSON object.
+    pub data: serde_json::Value,
+}
+
+/// An open event log, positioned for appending.
+#[derive(Debug)]
+pub struct EventLog {
+    /// The log file, opened for appending.
+    file: File,
+    /// Where the log file is.
+    path: PathBuf,
+    /// The `seq` the next appended event gets.
+    next_seq: u64,
+    /// Set when a write or sync failed: the end of the file is then uncertain and further
+    /// appends are refused so that at most the last line can be torn.
+    failed: bool,
+}
+
+impl EventLog {
+    /// Starts a new log in `dir` (created with its parents if missing).
+    ///
+    /// Refuses with [`LogError::Exists`] when `dir/events.jsonl` already exists: a session is
+    /// never started twice in one directory. The file is created with `create_new`, and both it
+    /// and the directory are synced so that the empty log survives a crash.
+    pub fn create(dir: &Path) -> Result<Self, LogError> {
+        let path = dir.join(LOG_FILE);
+        std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| {
+                if source.kind() == io::ErrorKind::AlreadyExists {
+                    LogError::Exists { path: path.clone() }
+                } else {
+                    LogError::Io {
+                        path: path.clone(),
+                        source,
+                    }
+                }
+            })?;
+        file.sync_all().map_err(|source| LogError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        sync_dir(dir).map_err(|source| LogError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Ok(EventLog {
+            file,
+            path,
+            next_seq: 1,
+            failed: false,
+        })
+    }
+
+    /// Opens the log in `dir` to continue it after a crash.
+    ///
+    /// Reads and checks every line (see [`read`]). A torn last line is dropped by truncating the
+    /// file to the end of the last complete line (and syncing it). Returns the log positioned
+    /// for appending (next seq = last seq + 1) together with the committed events in order.
+    /// [`LogError::Missing`] when there is no log; [`LogError::Damaged`] when a complete line is
+    /// not a valid next event, in which case the file is not changed.
+    pub fn resume(dir: &Path) -> Result<(Self, Vec<Event>), LogError> {
+        let path = dir.join(LOG_FILE);
+        let io_err = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| {
+                if source.kind() == io::ErrorKind::NotFound {
+                    LogError::Missing { path: path.clone() }
+                } else {
+                    io_err(source)
+                }
+            })?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io_err)?;
+        let (events, committed) = parse(&path, &bytes)?;
+        if committed < bytes.len() {
+            // `usize` always fits in `u64` on supported targets.
+            file.set_len(committed as u64).map_err(io_err)?;
+            file.sync_all().map_err(io_err)?;
+        }
+        let next_seq = events.last().map_or(1, |e| e.seq + 1);
+        Ok((
+            EventLog {
+                file,
+                path,
+                next_seq,
+                failed: false,
+            },
+            events,
+        ))
+    }
+
+    /// Appends one event with the next seq and the current time, as one `write_all` of the whole
+    /// line including its `\n`, then `sync_data`. Returns the event written.
+    ///
+    /// `data` that is not a JSON object, or an empty `event`, is a programming error and gives
+    /// [`LogError::Invalid`] without writing anything. After a failed write or sync the log
+    /// refuses further appends ([`LogError::Io`]); resume the session to continue.
+    pub fn append(&mut self, event: &str, data: serde_json::Value) -> Result<Event, LogError> {
+        if event.is_empty() {
+            return Err(LogError::Invalid {
+                reason: "the event kind is empty".into(),
+            });
+        }
+        if !data.is_object() {
+            return Err(LogError::Invalid {
+                reason: format!("the data of event `{event}` is not a JSON object"),
+            });
+        }
+        if self.failed {
+            return Err(LogError::Io {
+                path: self.path.clone(),
+                source: io::Error::other(
+                    "an earlier write to the log failed; resume the session to continue it",
+                ),
+            });
+        }
+        let record = Event {
+            seq: self.next_seq,
+            time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
+            event: event.to_owned(),
+            data,
+        };
+        let mut line = serde_json::to_vec(&record).map_err(|e| LogError::Invalid {
+            reason: format!("event `{event}` cannot be serialised: {e}"),
+        })?;
+        line.push(b'\n');
+        if let Err(source) = self
+            .file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+        {
+            self.failed = true;
+            return Err(LogError::Io {
+                path: self.path.clone(),
+                source,
+            });
+        }
+        self.next_seq += 1;
+        Ok(record)
+    }
+
+    /// The log file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Reads and checks the log at `path` without changing it (for inspection and tests): the
+/// committed events in order; a torn last line is left out.
+///
+/// [`LogError::Missing`] when there is no file at `path`; [`LogError::Damaged`] when a complete
+/// line is not a valid next event.
+pub fn read(path: &Path) -> Result<Vec<Event>, LogError> {
+    let bytes = std::fs::read(path).map_err(|source| {
+        if source.kind() == io::ErrorKind::NotFound {
+            LogError::Missing {
+                path: path.to_path_buf(),
+            }
+        } else {
+            LogError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    parse(path, &bytes).map(|(events, _)| events)
+}
+
+/// Parses and checks the log's bytes. Returns the committed events and the length of the
+/// committed prefix (up to and including the last `\n`); anything after it is a torn write.
+fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, usize), LogError> {
+    let mut events: Vec<Event> = Vec::new();
+    let mut start = 0;
+    while let Some(offset) = bytes[start..].iter().position(|&b| b == b'\n') {
+        let end = start + offset;
+        let line_no = events.len() + 1;
+        let expected = events.len() as u64 + 1;
+        let event =
+            check_line(&bytes[start..end], expected).map_err(|reason| LogError::Damaged {
+                path: path.to_path_buf(),
+                line: line_no,
+                reason,
+            })?;
+        events.push(event);
+        start = end + 1;
+    }
+    Ok((events, start))
+}
+
+/// Checks one complete line (without its `\n`) as the event with seq `expected`.
+fn check_line(line: &[u8], expected: u64) -> Result<Event, String> {
+    if line.is_empty() {
+        return Err("empty line".into());
+    }
+    if let Err(e) = std::str::from_utf8(line) {
+        return Err(format!("not UTF-8: {e}"));
+    }
+    let event: Event = serde_json::from_slice(line).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => format!("not an event: {e}"),
+        _ => format!("not JSON: {e}"),
+    })?;
+    if event.seq != expected {
+        return Err(format!("expected seq {expected}, found {}", event.seq));
+    }
+    if event.event.is_empty() {
+        return Err("the event kind is empty".into());
+    }
+    if !event.data.is_object() {
+        return Err("`data` is not a JSON object".into());
+    }
+    Ok(event)
+}
+
+/// Makes the directory entry of a newly created file durable.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Directories cannot be opened and synced portably outside Unix; nothing to do there.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// Why the event log could not be created, resumed, read or appended to.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// Reading, writing or syncing the log (or its directory) failed.
+    #[error("cannot write the session log `{}`: {source}", path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// [`EventLog::create`] found a log already in the directory.
+    #[error(
+        "a session log already exists at `{}`; resume it with --resume or choose another --session directory",
+        path.display()
+    )]
+    Exists {
+        /// The existing log file.
+        path: PathBuf,
+    },
+    /// There is no log to resume or read.
+    #[error("no session log at `{}`: nothing to resume", path.display())]
+    Missing {
+        /// Where the log was expected.
+        path: PathBuf,
+    },
+    /// A complete line of the log is not the valid next event.
+    #[error(
+        "the session log `{}` is damaged at line {line}: {reason}; it was not changed",
+        path.display()
+    )]
+    Damaged {
+        /// The log file.
+        path: PathBuf,
+        /// The damaged line, 1-based.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The caller asked to append something that is not a valid event.
+    #[error("invalid event: {reason}")]
+    Invalid {
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn append_raw(path: &Path, bytes: &[u8]) {
+        let mut f = OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    fn line(seq: u64, data: &str) -> String {
+        format!(
+            r#"{{"seq":{seq},"time":"2026-11-30T00:10:01.123Z","event":"test.ev","data":{data}}}"#
+        )
+    }
+
+    fn is_millis_stamp(s: &str) -> bool {
+        let b = s.as_bytes();
+        b.len() == 24
+            && b.iter().enumerate().all(|(i, &c)| match i {
+                4 | 7 => c == b'-',
+                10 => c == b'T',
+                13 | 16 => c == b':',
+                19 => c == b'.',
+                23 => c == b'Z',
+                _ => c.is_ascii_digit(),
+            })
+    }
+
+    #[test]
+    fn create_append_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("a/b/session");
+        let mut log = EventLog::create(&session).unwrap();
+        assert_eq!(log.path(), session.join(LOG_FILE));
+        let written = [
+            log.append("harness.session.started", json!({"goal": "x"}))
+                .unwrap(),
+            log.append(
+                "harness.model.called",
+                json!({"n": 1, "nested": {"a": [1, 2]}}),
+            )
+            .unwrap(),
+            log.append("harness.session.ended", json!({})).unwrap(),
+        ];
+        let events = read(log.path()).unwrap();
+        assert_eq!(events, written);
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(
+            events.iter().all(|e| is_millis_stamp(&e.time)),
+            "{events:?}"
+        );
+        assert_eq!(events[1].data, json!({"n": 1, "nested": {"a": [1, 2]}}));
+        assert_eq!(events[0].event, "harness.session.started");
+
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text.matches('\n').count(), 3);
+        assert!(text.ends_with('\n'));
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with(r#"{"seq":1,"time":""#)
+                && first.contains(r#","event":"harness.session.started","data":{"goal":"x"}}"#),
+            "{first}"
+        );
+    }
+
+    #[test]
+    fn create_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        let err = EventLog::create(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Exists { .. }), "{err:?}");
+        assert!(err.to_string().contains("--resume"));
+        assert_eq!(read(log.path()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn resume_without_log_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = EventLog::resume(&dir.path().join("nope")).unwrap_err();
+        assert!(matches!(err, LogError::Missing { .. }), "{err:?}");
+        let err = EventLog::resume(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Missing { .. }), "{err:?}");
+        let err = read(&dir.path().join(LOG_FILE)).unwrap_err();
+        assert!(matches!(err, LogError::Missing { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn empty_log_resumes_at_seq_one() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(EventLog::create(dir.path()).unwrap());
+        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        assert!(events.is_empty());
+        assert_eq!(log.append("a", json!({})).unwrap().seq, 1);
+    }
+
+    #[test]
+    fn torn_last_line_is_dropped_and_the_log_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        let e1 = log.append("a", json!({"i": 1})).unwrap();
+        let e2 = log.append("b", json!({"i": 2})).unwrap();
+        let path = log.path().to_path_buf();
+        drop(log);
+        let committed = std::fs::read(&path).unwrap();
+        append_raw(&path, br#"{"seq":3,"ti"#);
+
+        // `read` leaves the torn line out but does not change the file.
+        assert_eq!(read(&path).unwrap(), [e1.clone(), e2.clone()]);
+        assert_eq!(std::fs::read(&path).unwrap().len(), committed.len() + 12);
+
+        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        assert_eq!(events, [e1, e2]);
+        assert_eq!(std::fs::read(&path).unwrap(), committed);
+
+        let e3 = log.append("c", json!({"i": 3})).unwrap();
+        assert_eq!(e3.seq, 3);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches('\n').count(), 3);
+        assert!(text.ends_with('\n'));
+        let events = read(&path).unwrap();
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(events[2], e3);
+    }
+
+    #[test]
+    fn torn_line_that_parses_is_still_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        let path = log.path().to_path_buf();
+        drop(log);
+        let committed = std::fs::read(&path).unwrap();
+        append_raw(&path, line(2, "{}").as_bytes());
+
+        assert_eq!(read(&path).unwrap().len(), 1);
+        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(std::fs::read(&path).unwrap(), committed);
+        assert_eq!(log.append("b", json!({})).unwrap().seq, 2);
+        assert_eq!(read(&path).unwrap().len(), 2);
+    }
+
+    /// Writes `content` as the log of a fresh session directory and returns the resume error,
+    /// checking that neither `read` nor `resume` changed the file.
+    fn damaged(content: &[u8]) -> (usize, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        std::fs::write(&path, content).unwrap();
+        let read_err = read(&path).unwrap_err();
+        let err = EventLog::resume(dir.path()).unwrap_err();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            content,
+            "the file was changed"
+        );
+        assert_eq!(read_err.to_string(), err.to_string());
+        assert!(err.to_string().ends_with("; it was not changed"), "{err}");
+        match err {
+            LogError::Damaged { line, reason, .. } => (line, reason),
+            other => panic!("expected Damaged, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn garbage_in_the_middle_is_damage_and_nothing_changes() {
+        let content = format!("{}\nthis is not json\n{}\n", line(1, "{}"), line(2, "{}"));
+        let (line_no, reason) = damaged(content.as_bytes());
+        assert_eq!(line_no, 2);
+        assert!(reason.starts_with("not JSON"), "{reason}");
+        // Damage before a torn tail is still damage; the tail is not truncated either.
+        let content = format!("{}\n\n{}", line(1, "{}"), line(2, "{}"));
+        assert_eq!(damaged(content.as_bytes()), (2, "empty line".to_string()));
+    }
+
+    #[test]
+    fn seq_gap_is_damage() {
+        let content = format!(
+            "{}\n{}\n{}\n{}\n",
+            line(1, "{}"),
+            line(2, "{}"),
+            line(3, "{}"),
+            line(6, "{}")
+        );
+        let (line_no, reason) = damaged(content.as_bytes());
+        assert_eq!(line_no, 4);
+        assert_eq!(reason, "expected seq 4, found 6");
+        let (line_no, reason) = damaged(format!("{}\n", line(0, "{}")).as_bytes());
+        assert_eq!((line_no, reason.as_str()), (1, "expected seq 1, found 0"));
+    }
+
+    #[test]
+    fn non_object_data_and_other_bad_events_are_damage() {
+        let content = format!("{}\n{}\n", line(1, "{}"), line(2, "[1,2]"));
+        let (line_no, reason) = damaged(content.as_bytes());
+        assert_eq!(line_no, 2);
+        assert!(reason.contains("not a JSON object"), "{reason}");
+
+        let (_, reason) = damaged(b"{\"seq\":1,\"time\":\"t\",\"event\":\"\",\"data\":{}}\n");
+        assert!(reason.contains("empty"), "{reason}");
+        let (_, reason) = damaged(b"{\"seq\":1,\"event\":\"a\",\"data\":{}}\n");
+        assert!(reason.starts_with("not an event"), "{reason}");
+        let mut bad_utf8 = line(1, r#"{"s":"x"}"#).into_bytes();
+        let at = bad_utf8.len() - 4;
+        bad_utf8[at] = 0xff;
+        bad_utf8.push(b'\n');
+        let (line_no, reason) = damaged(&bad_utf8);
+        assert_eq!(line_no, 1);
+        assert!(reason.starts_with("not UTF-8"), "{reason}");
+    }
+
+    #[test]
+    fn append_refuses_invalid_events_without_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        for data in [json!([1]), json!("s"), json!(null), json!(3)] {
+            let err = log.append("a", data).unwrap_err();
+            assert!(matches!(err, LogError::Invalid { .. }), "{err:?}");
+        }
+        let err = log.append("", json!({})).unwrap_err();
+        assert!(matches!(err, LogError::Invalid { .. }), "{err:?}");
+        assert_eq!(std::fs::read(log.path()).unwrap(), b"");
+        assert_eq!(log.append("a", json!({})).unwrap().seq, 1);
+    }
+}
