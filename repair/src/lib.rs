@@ -2,6 +2,7 @@
 //! harness build on this.
 
 pub mod events;
+pub mod process;
 
 use lwir_spec::PatchOp;
 
