@@ -33,8 +33,8 @@ use std::fmt;
 use std::time::SystemTime;
 
 use lwir_spec::Origin;
-use lwir_spec::time::rfc3339;
 use lwir_spec::ir::{Definition, Draft};
+use lwir_spec::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
 pub use directory::Directory;
@@ -751,7 +751,6 @@ impl IssueKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn digests_parse_only_their_own_form() {
