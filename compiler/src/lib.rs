@@ -11,4 +11,5 @@ pub mod manifest;
 pub mod pipeline;
 pub mod registry;
 pub mod render;
+pub mod session;
 pub mod snapshot;

@@ -28,6 +28,8 @@ pub enum Validator {
     Graph,
     /// A registered version against today's definition (`lwirc drift`).
     Drift,
+    /// The planner harness and the repair loop (`lwirc repair`, `lwirc compile`).
+    Planner,
     /// The validation pipeline itself.
     Pipeline,
 }
@@ -44,6 +46,7 @@ impl Validator {
             Validator::Compat => "compat",
             Validator::Graph => "graph",
             Validator::Drift => "drift",
+            Validator::Planner => "planner",
             Validator::Pipeline => "pipeline",
         }
     }
@@ -1434,6 +1437,172 @@ code_table! {
     /// ## Fix safety
     /// Nothing to fix; register the draft again to pin today's slot.
     ModelSlotChanged = "LW710", "model-slot-changed", Drift, Warning, Stable;
+
+    /// The planner command could not be started.
+    ///
+    /// ## What it does
+    /// `lwirc repair` and `lwirc compile` start the `--planner` command for every planner
+    /// call. It is run directly, without a shell: the first word is the program, found on
+    /// `PATH` or by its path. Reported when the program does not exist or is not executable.
+    ///
+    /// ## Why it matters
+    /// Without a planner there is no draft and no repair; the call counts against
+    /// `max_planner_calls` and the stop is attributed to the planner giving no proposal.
+    ///
+    /// ## Example
+    /// Bad: `--planner 'planners/replay.sh answers'` where the script is not executable, or
+    /// `--planner 'python3 plan.py | tee log'` (a pipe needs a shell).
+    ///
+    /// Good: `chmod +x planners/replay.sh`, or `--planner-shell --planner 'python3 plan.py | tee log'`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft; fix the command.
+    PlannerNotStarted = "LW801", "planner-not-started", Planner, Error, Stable;
+
+    /// The planner exited with a non-zero status or was killed by a signal.
+    ///
+    /// ## What it does
+    /// A planner call succeeds only when the process exits with status 0; its answer is then
+    /// read from standard output. Any other exit is this finding, with the last lines the
+    /// planner wrote to standard error.
+    ///
+    /// ## Why it matters
+    /// A crashed planner gave no proposal. The loop may call it again while
+    /// `max_planner_calls` and `max_repair_attempts` allow; the report counts crashes apart
+    /// from proposals that failed validation.
+    ///
+    /// ## Example
+    /// Bad: the planner raises an exception (exit 1) or runs out of memory (signal 9).
+    ///
+    /// Good: the planner prints one JSON answer and exits 0; when it cannot help it answers
+    /// `{"kind": "attention", "rationale": "…"}` instead of failing.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft.
+    PlannerFailed = "LW802", "planner-failed", Planner, Error, Stable;
+
+    /// The planner did not answer within the timeout.
+    ///
+    /// ## What it does
+    /// Every planner call has a deadline (`--planner-timeout`, 300 seconds by default). When
+    /// it passes, the planner and every process it started (its process group) are killed.
+    ///
+    /// ## Why it matters
+    /// A hung planner must not hang the compiler, a CI job or an editor. The call counts as
+    /// one planner call that gave no proposal.
+    ///
+    /// ## Example
+    /// Bad: a planner waiting on a model server that never responds.
+    ///
+    /// Good: a planner with its own request timeout shorter than `--planner-timeout`, which
+    /// answers `attention` when the model is unavailable.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft.
+    PlannerTimedOut = "LW803", "planner-timed-out", Planner, Error, Stable;
+
+    /// The planner wrote more to standard output than the answer size limit.
+    ///
+    /// ## What it does
+    /// At most `--planner-max-output` bytes (16 MiB by default) of an answer are read; a
+    /// planner that writes more is killed.
+    ///
+    /// ## Why it matters
+    /// Bounds hold for every input lwirc reads: a runaway planner must not exhaust memory.
+    ///
+    /// ## Example
+    /// Bad: a planner that prints its model's whole transcript before the answer.
+    ///
+    /// Good: only the answer object on standard output; logs go to standard error.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft.
+    PlannerAnswerTooLarge = "LW804", "planner-answer-too-large", Planner, Error, Stable;
+
+    /// The planner's standard output is not one JSON value.
+    ///
+    /// ## What it does
+    /// The answer is read with the same strict I-JSON reader as drafts. Anything else on
+    /// standard output — log lines, Markdown fences around the JSON, an empty output — is
+    /// this finding, pointing at the first offending byte.
+    ///
+    /// ## Why it matters
+    /// Guessing at a garbled answer would let text nobody can trust into the draft.
+    ///
+    /// ## Example
+    /// Bad: `Here is the plan: {"kind": "draft", …}`
+    ///
+    /// Good: `{"kind": "draft", "lwir": {…}}` and nothing else.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft; fix the planner.
+    PlannerAnswerNotJson = "LW805", "planner-answer-not-json", Planner, Error, Stable;
+
+    /// The planner's answer is JSON but not an answer of the planner protocol.
+    ///
+    /// ## What it does
+    /// An answer is an object with `"kind": "draft"` and an object `lwir`, or
+    /// `"kind": "attention"` and a string `rationale` (schema:
+    /// `lwir-spec/schema/planner-protocol-1.schema.json`). Anything else is this finding,
+    /// naming what is missing or wrong.
+    ///
+    /// ## Why it matters
+    /// A draft that is an array, a string holding JSON, or an answer without a `kind` cannot
+    /// be taken as a proposal.
+    ///
+    /// ## Example
+    /// Bad: `{"kind": "draft", "lwir": "{\"version\": \"lwir/1\"}"}` (a string, not an object)
+    ///
+    /// Good: `{"kind": "draft", "lwir": {"version": "lwir/1", …}}`
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft; fix the planner.
+    PlannerAnswerInvalid = "LW806", "planner-answer-invalid", Planner, Error, Stable;
+
+    /// The planner gave up and asked for a person.
+    ///
+    /// ## What it does
+    /// The planner answered `{"kind": "attention", "rationale": "…"}`: it will not propose a
+    /// (further) draft. The loop stops at once; the rationale is shown (at most 4096
+    /// characters).
+    ///
+    /// ## Why it matters
+    /// Giving up is an honest answer; asking again would only spend the budget. Nothing is
+    /// registered.
+    ///
+    /// ## Example
+    /// Bad (for the run): `{"kind": "attention", "rationale": "the goal needs a tool to send
+    /// e-mail and the definition has none"}`
+    ///
+    /// Good: add the missing capability to the definition, or change the goal, then compile
+    /// again.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the draft.
+    PlannerNeedsAttention = "LW807", "planner-needs-attention", Planner, Error, Stable;
+
+    /// The repair loop came back to a draft it had already seen.
+    ///
+    /// ## What it does
+    /// Every state of the draft (after each fix pass and each planner proposal) is
+    /// identified by its RFC 8785 canonical hash, and every fix pass's result by its set of
+    /// findings. When a state repeats (A → B → A), the loop stops and names the codes of the
+    /// findings that kept it going round.
+    ///
+    /// ## Why it matters
+    /// A loop that revisits a state will not converge; spending the rest of the budget on it
+    /// only hides the cause.
+    ///
+    /// ## Example
+    /// Bad: a planner that answers finding X by reintroducing finding Y, and Y by
+    /// reintroducing X.
+    ///
+    /// Good: a proposal that resolves every finding it is given without undoing an earlier
+    /// repair.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix automatically: the codes named are where a person should look.
+    RepairCycle = "LW808", "repair-cycle", Planner, Error, Stable;
 
     /// The draft was validated without a definition.
     ///

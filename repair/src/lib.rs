@@ -1,8 +1,20 @@
-//! Repair: applying the fixes that findings carry. The bounded repair loop and the planner
-//! harness build on this.
+//! Repair: from a draft with findings to a draft without errors, within bounds.
+//!
+//! - [`apply`]: one fix's RFC 6902 patch, atomically.
+//! - [`fixes`]: machine-applicable fixes in passes, with rollback and cycle detection.
+//! - [`protocol`], [`process`] and [`harness`]: the planner, an external command speaking
+//!   `lwir-planner/1` over stdin/stdout, with a timeout and a size limit.
+//! - [`session`]: the bounded loop (validate → fixes → planner → …) and its report.
+//! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
+//!   resume a crashed session.
 
 pub mod events;
+pub mod fixes;
+pub mod harness;
+pub mod journal;
 pub mod process;
+pub mod protocol;
+pub mod session;
 
 use lwir_spec::PatchOp;
 

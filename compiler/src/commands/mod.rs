@@ -1,12 +1,15 @@
 //! One module per subcommand.
 
 pub(crate) mod canon;
+pub(crate) mod compile;
 pub(crate) mod drift;
 pub(crate) mod explain;
 pub(crate) mod hash;
 pub(crate) mod manifest;
+pub(crate) mod planning;
 pub(crate) mod register;
 pub(crate) mod registry;
+pub(crate) mod repair;
 pub(crate) mod validate;
 
 use std::io::{IsTerminal, Read, Write};
@@ -182,4 +185,38 @@ pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8
         }
         Err(other) => Err(other),
     }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed
+/// over `path`, so that a reader (or a crash) sees the old file or the new one, never half.
+pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("`{}` is not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(dir) = std::fs::File::open(&dir) {
+            // Make the rename durable where directories can be synced.
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    };
+    write()
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            e
+        })
+        .with_context(|| format!("cannot write `{}`", path.display()))
 }

@@ -1,0 +1,323 @@
+//! What `lwirc repair` and `lwirc compile` share: the planner flags, progress lines on
+//! standard error, and the final report.
+
+use std::path::Path;
+use std::time::Duration;
+
+use lwir_repair::events::Event;
+use lwir_repair::process::{self, Limits, PlannerCommand};
+use lwir_repair::session::{Bounds, Outcome};
+use lwirc::manifest::{PlannerManifest, harness_id};
+use lwirc::pipeline::Source;
+use lwirc::render::human;
+use lwirc::session::PipelineCheck;
+use serde_json::{Value, json};
+
+use super::{ColorChoice, print, stderr_color};
+
+/// How to run the planner, and the bounds of the loop.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct PlannerArgs {
+    /// The planner command: run directly (split like a shell would, but without a shell),
+    /// one JSON request on its standard input, one JSON answer on its standard output.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) planner: String,
+    /// Run the planner command through `sh -c` (pipes, variables, `&&`).
+    #[arg(long)]
+    pub(crate) planner_shell: bool,
+    /// Seconds one planner call may take before the planner (and everything it started) is
+    /// killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = process::DEFAULT_TIMEOUT.as_secs_f64())]
+    pub(crate) planner_timeout: f64,
+    /// The most bytes read from the planner's standard output per call.
+    #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT)]
+    pub(crate) planner_max_output: usize,
+    /// Repair requests allowed (default: the definition's `planner.max_repair_attempts`,
+    /// else 3).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_attempts: Option<u32>,
+    /// Planner calls allowed, the first draft included (default: the definition's
+    /// `planner.max_planner_calls`, else 8).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_planner_calls: Option<u32>,
+    /// Output format of the final report on standard output.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+    pub(crate) format: ReportFormat,
+    /// When to colour the findings.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub(crate) color: ColorChoice,
+    /// No progress lines on standard error.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+/// Formats of the final report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// Progress and findings for people.
+    Human,
+    /// One JSON object: the report, the last findings, the version.
+    Json,
+}
+
+impl PlannerArgs {
+    pub(crate) fn command(&self) -> anyhow::Result<PlannerCommand> {
+        if self.planner_shell {
+            Ok(PlannerCommand::shell(&self.planner))
+        } else {
+            Ok(PlannerCommand::parse(&self.planner)?)
+        }
+    }
+
+    pub(crate) fn limits(&self) -> anyhow::Result<Limits> {
+        if !(self.planner_timeout.is_finite() && self.planner_timeout > 0.0) {
+            anyhow::bail!("--planner-timeout must be a positive number of seconds");
+        }
+        Ok(Limits {
+            timeout: Duration::from_secs_f64(self.planner_timeout),
+            max_output: self.planner_max_output,
+        })
+    }
+
+    /// The definition's bounds with the flags' overrides.
+    pub(crate) fn bounds(&self, definition: &Value) -> Bounds {
+        let mut bounds = lwirc::session::bounds_of(definition);
+        if let Some(n) = self.max_attempts {
+            bounds.max_repair_attempts = n;
+        }
+        if let Some(n) = self.max_planner_calls {
+            bounds.max_planner_calls = n;
+        }
+        bounds
+    }
+}
+
+/// A definition a session can run against.
+pub(crate) struct Loaded {
+    /// As JSON.
+    pub(crate) value: Value,
+    /// Its PlannerManifest.
+    pub(crate) manifest: PlannerManifest,
+    /// Its `name`.
+    pub(crate) name: String,
+}
+
+/// Reads the definition for a session: `None` (after printing why on standard error) when it
+/// is not I-JSON or has errors of its own — no planner call could succeed against it.
+pub(crate) fn load_definition(definition: &Source) -> anyhow::Result<Option<Loaded>> {
+    let read = lwir_spec::document::read(definition.bytes.clone());
+    let options = human::HumanOptions {
+        color: stderr_color(),
+        ..Default::default()
+    };
+    let document = match read.document {
+        Some(document) if read.findings.is_empty() => document,
+        _ => {
+            eprint!(
+                "{}",
+                human::render(&super::reader_validation(definition), options)
+            );
+            return Ok(None);
+        }
+    };
+    if let Some(errors) = lwirc::session::definition_errors(definition) {
+        eprint!("{}", human::render(&errors, options));
+        eprintln!(
+            "lwirc: the definition `{}` has errors; fix them before asking a planner",
+            definition.name
+        );
+        return Ok(None);
+    }
+    let value = document.root().to_json();
+    Ok(Some(Loaded {
+        manifest: PlannerManifest::of(document.root(), harness_id()),
+        name: value
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        value,
+    }))
+}
+
+/// Prints one progress line per event on standard error.
+pub(crate) fn progress(event: &Event, replayed: bool) {
+    let mark = if replayed { "(replayed) " } else { "" };
+    let data = &event.data;
+    let num = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
+    match event.event.as_str() {
+        "harness.session.started" => {}
+        "harness.model.called" => {
+            let what = match data.get("attempt").and_then(Value::as_u64) {
+                Some(attempt) => format!("repair attempt {attempt}"),
+                None => "plan a first draft".to_owned(),
+            };
+            eprintln!("{mark}planner call {}: {what}", num("call"));
+        }
+        "harness.model.responded" => {
+            let answer = text("answer");
+            let detail = if answer == "attention" {
+                lwir_repair::protocol::parse_answer(text("stdout").as_bytes())
+                    .ok()
+                    .and_then(|a| match a {
+                        lwir_repair::protocol::Answer::Attention { rationale } => {
+                            Some(format!(": {rationale}"))
+                        }
+                        lwir_repair::protocol::Answer::Draft { .. } => None,
+                    })
+                    .unwrap_or_default()
+            } else {
+                format!(" ({} bytes)", text("stdout").len())
+            };
+            eprintln!(
+                "{mark}  answered {answer}{detail} in {:.2} s",
+                num("elapsed_ms") as f64 / 1000.0
+            );
+        }
+        "harness.tool_call.failed" => {
+            eprintln!("{mark}  failed: {} {}", text("code"), text("message"));
+            let tail = text("stderr_tail");
+            if !tail.is_empty() {
+                for line in tail
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
+                    eprintln!("{mark}    | {line}");
+                }
+            }
+        }
+        "validation.completed" => {
+            let (errors, warnings) = (num("errors"), num("warnings"));
+            if errors == 0 {
+                eprintln!(
+                    "{mark}  validation: no errors, {warnings} warning{}",
+                    if warnings == 1 { "" } else { "s" }
+                );
+                return;
+            }
+            eprintln!(
+                "{mark}  validation: {errors} error{}, {warnings} warning{}",
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" }
+            );
+            let findings = data.get("findings").and_then(Value::as_array);
+            let errors: Vec<&Value> = findings
+                .into_iter()
+                .flatten()
+                .filter(|f| f["severity"] == "error")
+                .collect();
+            for f in errors.iter().take(12) {
+                let fix = match f["fix"].as_str() {
+                    Some("machine-applicable") => " [safe fix]",
+                    _ => "",
+                };
+                eprintln!(
+                    "{mark}    {} {}: {}{fix}",
+                    f["code"].as_str().unwrap_or(""),
+                    pointer_text(f["pointer"].as_str().unwrap_or("")),
+                    f["message"].as_str().unwrap_or("")
+                );
+            }
+            if errors.len() > 12 {
+                eprintln!("{mark}    … and {} more", errors.len() - 12);
+            }
+        }
+        "repair.applied" => {
+            let applied = data["applied"].as_array().map_or(0, Vec::len);
+            let rolled_back = data["rolled_back"].as_array().map_or(0, Vec::len);
+            let codes: Vec<String> = data["applied"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        f["code"].as_str().unwrap_or(""),
+                        pointer_text(f["pointer"].as_str().unwrap_or(""))
+                    )
+                })
+                .collect();
+            let back = if rolled_back > 0 {
+                format!(", rolled back {rolled_back}")
+            } else {
+                String::new()
+            };
+            eprintln!(
+                "{mark}  safe fixes: applied {applied} ({}){back}",
+                codes.join(", ")
+            );
+        }
+        // The command itself says how the session ended.
+        _ => {}
+    }
+}
+
+fn pointer_text(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
+}
+
+/// Prints the final report: human on standard error (findings, planner problems, the
+/// reason), JSON on standard output.
+pub(crate) fn report(
+    outcome: &Outcome,
+    check: &PipelineCheck,
+    args: &PlannerArgs,
+    session: Option<&Path>,
+) -> anyhow::Result<()> {
+    let report = &outcome.report;
+    match args.format {
+        ReportFormat::Json => {
+            let findings = outcome
+                .checked
+                .as_ref()
+                .map_or(json!([]), |c| c.findings_json.clone());
+            let mut out = json!({
+                "report": report,
+                "reason": report.reason(),
+                "findings": findings,
+            });
+            if let Some(dir) = session {
+                out["session"] = json!(dir.display().to_string());
+            }
+            print(&(serde_json::to_string_pretty(&out)? + "\n"))
+        }
+        ReportFormat::Human => {
+            if !report.converged() {
+                if let Some(draft) = &outcome.draft {
+                    let validation = check.validation(draft);
+                    if !validation.findings.is_empty() {
+                        eprintln!("\nthe last draft:");
+                        eprint!(
+                            "{}",
+                            human::render(
+                                &validation,
+                                human::HumanOptions {
+                                    color: stderr_color()
+                                        && !matches!(args.color, ColorChoice::Never),
+                                    ..Default::default()
+                                }
+                            )
+                        );
+                    }
+                }
+                for f in &report.planner_findings {
+                    let call = f.call.map(|c| format!(" (call {c})")).unwrap_or_default();
+                    eprintln!("{}[{}]{call}: {}", "error", f.code, f.message);
+                    if let Some(help) = &f.help {
+                        eprintln!("  help: {help}");
+                    }
+                }
+                eprintln!("lwirc: not converged: {}", report.reason());
+                if let Some(dir) = session {
+                    eprintln!("the session log is {}", dir.join("events.jsonl").display());
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `lwirc repair`: the bounded repair loop on a draft, without registering it.
+
+use lwir_repair::journal::Journal;
+use lwir_repair::process::PlannerCommand;
+use lwir_repair::session::{self, Context, Start};
+use lwirc::session::PipelineCheck;
+use serde_json::Value;
+
+use super::planning::{self, PlannerArgs};
+use super::{print_bytes, read_pair, write_atomically};
+use crate::exit;
+
+/// Repair a draft: safe fixes first, then the planner, within bounds.
+///
+/// The loop: validate the draft against its definition; apply the machine-applicable fixes
+/// (in passes; a fix that adds an error is rolled back); if errors remain, send the draft,
+/// its findings and the definition to the planner and validate what it proposes; repeat.
+/// It stops when the draft has no errors (exit 0), or when `max_repair_attempts` or
+/// `max_planner_calls` are spent, the planner answers `attention`, or a state repeats
+/// (exit 1, with a report that says why: the planner gave no proposal, or its proposals
+/// kept failing validation). `maybe-incorrect` fixes are never applied unattended.
+///
+/// The planner is any program that reads one JSON request on standard input and prints one
+/// JSON answer (protocol `lwir-planner/1`, see `lwir-spec/README.md` §8). It is run without
+/// a shell unless `--planner-shell` is given; each call has a timeout.
+///
+/// The repaired draft goes to `-o OUT` (written atomically) or standard output; on failure
+/// nothing is written there. Progress goes to standard error.
+///
+/// Exit status: 0 converged, 1 not converged (or the definition has errors), 2 usage error
+/// or unreadable file.
+///
+/// Examples:
+///   lwirc repair draft.json -d workflow.json --planner 'python3 planner.py' -o fixed.json
+///   lwirc repair draft.json -d workflow.json --planner ./planner --max-attempts 1
+///   lwirc repair draft.json -d workflow.json --planner 'examples/planners/attention.sh'
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    /// The LWIR draft to repair (`-` for standard input).
+    #[arg(value_name = "DRAFT")]
+    draft: String,
+    /// The WorkflowDefinition the draft is compiled against.
+    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
+    definition: String,
+    /// Where to write the repaired draft (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    planner: PlannerArgs,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let command: PlannerCommand = args.planner.command()?;
+    let limits = args.planner.limits()?;
+    let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
+    let definition = definition.expect("a definition is required");
+    let Some(loaded) = planning::load_definition(&definition)? else {
+        return Ok(exit::FINDINGS);
+    };
+    let bounds = args.planner.bounds(&loaded.value);
+    let context = Context {
+        workflow: loaded.value,
+        manifest: serde_json::to_value(&loaded.manifest)?,
+        input: Value::Null,
+    };
+    let mut check = PipelineCheck::new(definition, draft.name.clone());
+    let mut planner = lwir_repair::harness::ProcessPlanner::new(command, limits);
+    let mut journal = Journal::in_memory();
+    if !args.planner.quiet {
+        journal.observe(planning::progress);
+    }
+    let outcome = session::run(
+        Start::Draft(draft.bytes),
+        &context,
+        bounds,
+        &mut check,
+        &mut planner,
+        &mut journal,
+    )?;
+    planning::report(&outcome, &check, &args.planner, None)?;
+    if !outcome.report.converged() {
+        return Ok(exit::FINDINGS);
+    }
+    let bytes = outcome.draft.unwrap_or_default();
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, &bytes)?;
+            if !args.planner.quiet {
+                eprintln!("wrote the repaired draft to {}", path.display());
+            }
+        }
+        None if args.planner.format == planning::ReportFormat::Human => print_bytes(&bytes)?,
+        None => {}
+    }
+    Ok(exit::OK)
+}

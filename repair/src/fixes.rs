@@ -1,0 +1,385 @@
+//! Safe fixes: applying the `machine-applicable` fixes of a finding set, unattended, in
+//! passes, under a hard pass cap.
+//!
+//! A pass takes the machine-applicable fixes of the draft's errors, keeps the ones that touch
+//! disjoint parts of the document (no fix's path equal to, inside or around another's),
+//! applies them together and revalidates. A pass whose result has an error the draft did not
+//! have before is redone one fix at a time, rolling back each fix that adds an error, so one
+//! bad fix does not cost the good ones. `maybe-incorrect` fixes are never applied here: they
+//! go to the planner with the findings.
+//!
+//! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
+//! or when a state repeats: the same draft (by canonical hash) or the same set of findings
+//! as earlier — a fix undoing another (A → B → A) would otherwise spin until the cap.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use lwir_spec::{Applicability, Code, Finding, PatchOp};
+use serde::Serialize;
+
+/// A hard cap on fix passes per round (each pass validates the draft at least once).
+pub const MAX_FIX_PASSES: u32 = 16;
+
+/// What validating one state of the draft tells the repair loop.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// Every finding, in reading order.
+    pub findings: Vec<Finding>,
+    /// The same findings as the planner sees them: the `findings` of
+    /// `lwirc validate --format json`.
+    pub findings_json: serde_json::Value,
+    /// The draft as a JSON value, when it could be read.
+    pub document: Option<serde_json::Value>,
+    /// The identity of this state: the hash of the canonical draft when it could be read,
+    /// else of its bytes.
+    pub state: String,
+    /// The WorkflowVersion, present only when there are no errors.
+    pub version: Option<String>,
+}
+
+impl Checked {
+    /// Error count.
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_error()).count()
+    }
+
+    /// Warning count.
+    pub fn warnings(&self) -> usize {
+        self.findings.len() - self.errors()
+    }
+
+    /// Whether any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(Finding::is_error)
+    }
+
+    /// The codes of the errors, sorted, each once.
+    pub fn error_codes(&self) -> Vec<Code> {
+        let codes: BTreeSet<Code> = self
+            .findings
+            .iter()
+            .filter(|f| f.is_error())
+            .map(|f| f.code)
+            .collect();
+        codes.into_iter().collect()
+    }
+
+    fn error_keys(&self) -> HashSet<(Code, &str)> {
+        self.findings
+            .iter()
+            .filter(|f| f.is_error())
+            .map(|f| (f.code, f.pointer.as_str()))
+            .collect()
+    }
+
+    /// A fingerprint of the finding set (codes, pointers, messages), for cycle detection.
+    fn fingerprint(&self) -> Vec<(Code, String, String)> {
+        let mut keys: Vec<_> = self
+            .findings
+            .iter()
+            .map(|f| (f.code, f.pointer.clone(), f.message.clone()))
+            .collect();
+        keys.sort();
+        keys
+    }
+}
+
+/// Validates drafts for the repair loop.
+pub trait Check {
+    /// Validates the draft `bytes`.
+    fn check(&mut self, bytes: &[u8]) -> Checked;
+}
+
+/// The states a repair session has been in, to detect A → B → A.
+#[derive(Debug, Default)]
+pub struct Seen {
+    states: HashMap<String, usize>,
+    finding_sets: HashSet<Vec<(Code, String, String)>>,
+    /// Codes of the findings fixed or handed to the planner on leaving each state, in order.
+    left_with: Vec<BTreeSet<Code>>,
+}
+
+impl Seen {
+    /// Records `checked` as the current state. Returns the codes involved in the cycle when
+    /// the draft was in this state before.
+    pub fn visit(&mut self, checked: &Checked) -> Option<Vec<Code>> {
+        if let Some(&earlier) = self.states.get(&checked.state) {
+            let mut codes: BTreeSet<Code> = self.left_with[earlier..]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            codes.extend(checked.error_codes());
+            return Some(codes.into_iter().collect());
+        }
+        self.states
+            .insert(checked.state.clone(), self.left_with.len());
+        self.left_with.push(BTreeSet::new());
+        None
+    }
+
+    /// Records the codes the current state is being left with (fixed, or sent to the planner).
+    pub fn leave_with(&mut self, codes: impl IntoIterator<Item = Code>) {
+        if let Some(last) = self.left_with.last_mut() {
+            last.extend(codes);
+        }
+    }
+
+    /// Whether this finding set was seen after a fix pass before (records it if not).
+    fn repeats_findings(&mut self, checked: &Checked) -> bool {
+        !self.finding_sets.insert(checked.fingerprint())
+    }
+}
+
+/// One fix as applied (or rolled back).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AppliedFix {
+    /// The finding's code.
+    pub code: &'static str,
+    /// The finding's pointer.
+    pub pointer: String,
+    /// The finding's message.
+    pub message: String,
+    /// The patch.
+    pub patch: Vec<PatchOp>,
+}
+
+/// One pass of fixes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pass {
+    /// Fixes kept.
+    pub applied: Vec<AppliedFix>,
+    /// Fixes undone because the draft had a new error after them, or whose patch no longer
+    /// applied.
+    pub rolled_back: Vec<AppliedFix>,
+    /// Errors before the pass.
+    pub errors_before: usize,
+    /// Errors after it.
+    pub errors_after: usize,
+    /// The state after the pass.
+    pub state: String,
+}
+
+/// Why fix passes stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FixStop {
+    /// No errors left.
+    Clean,
+    /// Errors left, none with a machine-applicable fix that helps.
+    NoFixes,
+    /// The pass cap was reached.
+    PassCap,
+    /// A state repeated; the codes involved.
+    Cycle(Vec<Code>),
+}
+
+/// The result of [`apply_safe_fixes`].
+#[derive(Debug)]
+pub struct FixOutcome {
+    /// The draft after the passes kept.
+    pub draft: Vec<u8>,
+    /// Its validation.
+    pub checked: Checked,
+    /// Every pass that applied something.
+    pub passes: Vec<Pass>,
+    /// Why the passes stopped.
+    pub stop: FixStop,
+}
+
+/// Applies machine-applicable fixes to `draft` (whose validation is `checked`) in passes, at
+/// most `max_passes`, calling `on_pass` after each pass that changed the draft. See the
+/// module documentation for the rules.
+pub fn apply_safe_fixes(
+    check: &mut dyn Check,
+    draft: Vec<u8>,
+    checked: Checked,
+    seen: &mut Seen,
+    max_passes: u32,
+    on_pass: &mut dyn FnMut(&Pass),
+) -> FixOutcome {
+    let mut outcome = FixOutcome {
+        draft,
+        checked,
+        passes: Vec::new(),
+        stop: FixStop::NoFixes,
+    };
+    for _ in 0..max_passes {
+        if !outcome.checked.has_errors() {
+            outcome.stop = FixStop::Clean;
+            return outcome;
+        }
+        let Some(document) = outcome.checked.document.clone() else {
+            outcome.stop = FixStop::NoFixes;
+            return outcome;
+        };
+        let candidates = disjoint_fixes(&outcome.checked.findings);
+        if candidates.is_empty() {
+            outcome.stop = FixStop::NoFixes;
+            return outcome;
+        }
+        let errors_before = outcome.checked.errors();
+        let Some((draft, checked, applied, rolled_back)) =
+            run_pass(check, &document, &outcome.checked, candidates)
+        else {
+            outcome.stop = FixStop::NoFixes;
+            return outcome;
+        };
+        seen.leave_with(applied.iter().filter_map(|f| Code::parse(f.code)));
+        let pass = Pass {
+            applied,
+            rolled_back,
+            errors_before,
+            errors_after: checked.errors(),
+            state: checked.state.clone(),
+        };
+        on_pass(&pass);
+        outcome.passes.push(pass);
+        outcome.draft = draft;
+        outcome.checked = checked;
+        if let Some(codes) = seen.visit(&outcome.checked) {
+            outcome.stop = FixStop::Cycle(codes);
+            return outcome;
+        }
+        if seen.repeats_findings(&outcome.checked) {
+            outcome.stop = FixStop::Cycle(outcome.checked.error_codes());
+            return outcome;
+        }
+    }
+    outcome.stop = if outcome.checked.has_errors() {
+        FixStop::PassCap
+    } else {
+        FixStop::Clean
+    };
+    outcome
+}
+
+type PassResult = (Vec<u8>, Checked, Vec<AppliedFix>, Vec<AppliedFix>);
+
+/// One pass: all candidates at once; when that adds an error, one at a time with rollback.
+/// `None` when nothing could be kept.
+fn run_pass(
+    check: &mut dyn Check,
+    document: &serde_json::Value,
+    before: &Checked,
+    candidates: Vec<AppliedFix>,
+) -> Option<PassResult> {
+    let mut all = document.clone();
+    let mut applied = Vec::new();
+    let mut rolled_back = Vec::new();
+    for fix in candidates {
+        if crate::apply(&mut all, &fix.patch).is_ok() {
+            applied.push(fix);
+        } else {
+            rolled_back.push(fix);
+        }
+    }
+    if applied.is_empty() {
+        return None;
+    }
+    let bytes = to_bytes(&all);
+    let checked = check.check(&bytes);
+    if !adds_errors(before, &checked) {
+        return Some((bytes, checked, applied, rolled_back));
+    }
+    // Some fix made things worse: find it by applying them one at a time.
+    let mut current = (document.clone(), before.clone());
+    let mut kept = Vec::new();
+    let mut kept_bytes = None;
+    for fix in applied {
+        let mut next = current.0.clone();
+        if crate::apply(&mut next, &fix.patch).is_err() {
+            rolled_back.push(fix);
+            continue;
+        }
+        let bytes = to_bytes(&next);
+        let checked = check.check(&bytes);
+        if adds_errors(&current.1, &checked) {
+            rolled_back.push(fix);
+        } else {
+            current = (next, checked);
+            kept_bytes = Some(bytes);
+            kept.push(fix);
+        }
+    }
+    let bytes = kept_bytes?;
+    Some((bytes, current.1, kept, rolled_back))
+}
+
+/// Whether `after` has an error (by code and pointer) that `before` did not.
+fn adds_errors(before: &Checked, after: &Checked) -> bool {
+    let old = before.error_keys();
+    after
+        .findings
+        .iter()
+        .filter(|f| f.is_error())
+        .any(|f| !old.contains(&(f.code, f.pointer.as_str())))
+}
+
+/// The machine-applicable fixes of errors in the draft, in finding order, keeping each only
+/// when its paths are disjoint from those of every fix kept before it.
+fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
+    let mut taken: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for f in findings {
+        let Some(fix) = &f.fix else { continue };
+        if !f.is_error()
+            || f.origin != lwir_spec::Origin::Draft
+            || fix.applicability != Applicability::MachineApplicable
+            || fix.patch.is_empty()
+        {
+            continue;
+        }
+        let paths: Vec<&str> = fix.patch.iter().flat_map(paths_of).collect();
+        if paths.iter().any(|p| taken.iter().any(|t| overlaps(p, t))) {
+            continue;
+        }
+        taken.extend(paths);
+        out.push(AppliedFix {
+            code: f.code.as_str(),
+            pointer: f.pointer.clone(),
+            message: f.message.clone(),
+            patch: fix.patch.clone(),
+        });
+    }
+    out
+}
+
+fn paths_of(op: &PatchOp) -> Vec<&str> {
+    match op {
+        PatchOp::Add { path, .. } | PatchOp::Remove { path } | PatchOp::Replace { path, .. } => {
+            vec![path]
+        }
+        PatchOp::Move { from, path } => vec![from, path],
+    }
+}
+
+/// Whether one pointer is the other or inside it.
+fn overlaps(a: &str, b: &str) -> bool {
+    let inside = |inner: &str, outer: &str| {
+        inner == outer
+            || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
+    };
+    inside(a, b) || inside(b, a)
+}
+
+/// The bytes of a draft the loop rewrote: pretty JSON, so that findings on it read well.
+pub fn to_bytes(document: &serde_json::Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(document).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_paths() {
+        assert!(overlaps("/steps/0", "/steps/0"));
+        assert!(overlaps("/steps/0/tool", "/steps/0"));
+        assert!(overlaps("/steps/0", "/steps/0/tool"));
+        assert!(!overlaps("/steps/0", "/steps/01"));
+        assert!(!overlaps("/steps/1/tool", "/steps/0/tool"));
+        assert!(overlaps("", "/steps"));
+    }
+}

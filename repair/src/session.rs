@@ -1,0 +1,602 @@
+//! The bounded repair loop (brief §6): validate → safe fixes → planner repair → …, until the
+//! draft has no errors or the bounds are spent.
+//!
+//! 1. Validate. No errors: converged.
+//! 2. Apply machine-applicable fixes in passes ([`crate::fixes`]). No errors: converged.
+//! 3. Ask the planner for a repair: the draft, its findings and the definition. A draft
+//!    answer starts again at 1; `attention` stops the loop at once; a failed call (crash,
+//!    timeout, garbage) leaves the draft as it was and the loop asks again while the bounds
+//!    allow.
+//! 4. Bounds: `max_planner_calls` counts every call (the first `plan` call included);
+//!    `max_repair_attempts` counts every repair request, answered or not. A state seen
+//!    before (A → B → A) stops the loop too.
+//!
+//! The loop never registers anything; it ends with the last draft, its validation and a
+//! [`Report`] that attributes the stop: the planner gave no proposal, or its proposals kept
+//! failing validation — with the counts of each.
+
+use lwir_spec::Code;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::fixes::{self, Check, Checked, FixStop, Seen};
+use crate::harness::{Planner, PlannerFailure};
+use crate::journal::{Journal, JournalError};
+use crate::protocol::{Answer, PROTOCOL, Request};
+
+/// Default `max_repair_attempts` when the definition's `planner` block has none.
+pub const DEFAULT_MAX_REPAIR_ATTEMPTS: u32 = 3;
+/// Default `max_planner_calls` when the definition's `planner` block has none.
+pub const DEFAULT_MAX_PLANNER_CALLS: u32 = 8;
+
+/// The bounds of one session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Bounds {
+    /// Repair requests allowed.
+    pub max_repair_attempts: u32,
+    /// Planner calls allowed (plan and repair).
+    pub max_planner_calls: u32,
+    /// Fix passes allowed per round.
+    pub max_fix_passes: u32,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            max_repair_attempts: DEFAULT_MAX_REPAIR_ATTEMPTS,
+            max_planner_calls: DEFAULT_MAX_PLANNER_CALLS,
+            max_fix_passes: fixes::MAX_FIX_PASSES,
+        }
+    }
+}
+
+/// What the planner is told besides the draft.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// The WorkflowDefinition.
+    pub workflow: Value,
+    /// The PlannerManifest.
+    pub manifest: Value,
+    /// The workflow input (`null` without one).
+    pub input: Value,
+}
+
+/// Where a session starts.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// Ask the planner for a first draft (`lwirc compile`).
+    Plan,
+    /// Start from this draft (`lwirc repair`).
+    Draft(Vec<u8>),
+}
+
+/// What ended a session that did not converge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoppedBy {
+    /// The draft has no errors.
+    Converged,
+    /// The planner answered `attention`.
+    Attention,
+    /// `max_repair_attempts` was reached.
+    AttemptCap,
+    /// `max_planner_calls` was reached.
+    CallCap,
+    /// A state repeated (A → B → A).
+    Cycle,
+}
+
+/// Why the session failed, in the terms of brief §6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// The last planner turn gave no draft: attention, a crash, a timeout, garbage.
+    PlannerGaveNoProposal,
+    /// The planner proposed drafts, and they kept failing validation.
+    ProposalsKeptFailing,
+    /// The loop came back to an earlier state.
+    RepeatedState,
+    /// The bounds allowed no planner call, and safe fixes alone did not remove every error.
+    NoPlannerBudget,
+}
+
+/// Turns without a proposal, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NoProposal {
+    /// `attention` answers.
+    pub attention: u32,
+    /// The planner could not be started (LW801).
+    pub not_started: u32,
+    /// It exited non-zero or was killed (LW802).
+    pub crashed: u32,
+    /// It timed out (LW803).
+    pub timed_out: u32,
+    /// Its answer was too large (LW804).
+    pub too_large: u32,
+    /// Its answer was not JSON (LW805).
+    pub not_json: u32,
+    /// Its answer was JSON but not an answer (LW806).
+    pub invalid: u32,
+}
+
+impl NoProposal {
+    fn count(&mut self, code: Code) {
+        let slot = match code {
+            Code::PlannerNotStarted => &mut self.not_started,
+            Code::PlannerTimedOut => &mut self.timed_out,
+            Code::PlannerAnswerTooLarge => &mut self.too_large,
+            Code::PlannerAnswerNotJson => &mut self.not_json,
+            Code::PlannerAnswerInvalid => &mut self.invalid,
+            Code::PlannerNeedsAttention => &mut self.attention,
+            _ => &mut self.crashed,
+        };
+        *slot += 1;
+    }
+
+    /// All turns without a proposal.
+    pub fn total(&self) -> u32 {
+        self.attention
+            + self.not_started
+            + self.crashed
+            + self.timed_out
+            + self.too_large
+            + self.not_json
+            + self.invalid
+    }
+}
+
+/// A problem with the planner (a call that failed, an `attention`, a cycle), as a finding
+/// without a place in the draft.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlannerFinding {
+    /// LW801–LW808.
+    pub code: &'static str,
+    /// Always `error`.
+    pub severity: &'static str,
+    /// What happened.
+    pub message: String,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+    /// The planner call it is about, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
+    /// The end of the planner's standard error, when it wrote any.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr_tail: String,
+}
+
+impl PlannerFinding {
+    fn new(code: Code, message: impl Into<String>, call: Option<u32>) -> Self {
+        Self {
+            code: code.as_str(),
+            severity: "error",
+            message: message.into(),
+            help: None,
+            call,
+            stderr_tail: String::new(),
+        }
+    }
+
+    fn of_failure(failure: &PlannerFailure, call: u32) -> Self {
+        let help = match failure.code {
+            Code::PlannerNotStarted => "check the --planner command; it is run without a shell",
+            Code::PlannerTimedOut => "raise --planner-timeout, or make the planner answer sooner",
+            Code::PlannerAnswerTooLarge => "print only the answer object on standard output",
+            Code::PlannerAnswerNotJson | Code::PlannerAnswerInvalid => {
+                "print exactly one answer object: {\"kind\":\"draft\",\"lwir\":{…}} or \
+                 {\"kind\":\"attention\",\"rationale\":\"…\"}"
+            }
+            _ => {
+                "see the planner's standard error below; a planner that cannot help should \
+                  answer attention instead of failing"
+            }
+        };
+        Self {
+            help: Some(help.to_owned()),
+            stderr_tail: failure.stderr_tail.clone(),
+            ..Self::new(failure.code, failure.message.clone(), Some(call))
+        }
+    }
+
+    /// The code.
+    pub fn code(&self) -> Code {
+        Code::parse(self.code).unwrap_or(Code::PlannerFailed)
+    }
+}
+
+/// How a session went: the attribution report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// `converged` or `exhausted`.
+    pub outcome: &'static str,
+    /// What ended the session.
+    pub stopped_by: StoppedBy,
+    /// Why it failed (absent when it converged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
+    /// Repair requests made.
+    pub attempts_used: u32,
+    /// Repair requests allowed.
+    pub max_repair_attempts: u32,
+    /// Planner calls made (plan and repair).
+    pub planner_calls: u32,
+    /// Planner calls allowed.
+    pub max_planner_calls: u32,
+    /// Drafts the planner proposed.
+    pub proposals: u32,
+    /// Proposals that still had errors after safe fixes.
+    pub proposals_failed: u32,
+    /// Turns that gave no proposal, by kind.
+    pub no_proposal: NoProposal,
+    /// Fixes applied unattended, over all passes.
+    pub fixes_applied: u32,
+    /// Fixes rolled back because they added an error.
+    pub fixes_rolled_back: u32,
+    /// Codes involved in a repeated state.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cycle_codes: Vec<&'static str>,
+    /// Problems with the planner, in order.
+    pub planner_findings: Vec<PlannerFinding>,
+    /// Errors in the last draft.
+    pub errors: usize,
+    /// Warnings in the last draft.
+    pub warnings: usize,
+    /// The WorkflowVersion of the last draft, when it has no errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl Report {
+    /// Whether the draft converged (no errors).
+    pub fn converged(&self) -> bool {
+        self.stopped_by == StoppedBy::Converged
+    }
+
+    /// One sentence saying why the session stopped.
+    pub fn reason(&self) -> String {
+        let calls = format!(
+            "{} of {} planner calls, {} of {} repair attempts",
+            self.planner_calls,
+            self.max_planner_calls,
+            self.attempts_used,
+            self.max_repair_attempts
+        );
+        let proposals = format!(
+            "{} proposal{} failed validation, {} turn{} gave no proposal",
+            self.proposals_failed,
+            plural(self.proposals_failed),
+            self.no_proposal.total(),
+            plural(self.no_proposal.total())
+        );
+        match (self.stopped_by, self.cause) {
+            (StoppedBy::Converged, _) => format!("converged ({calls})"),
+            (StoppedBy::Attention, _) => {
+                format!("the planner gave up and asked for attention ({calls}; {proposals})")
+            }
+            (StoppedBy::Cycle, _) => format!(
+                "the repair went in a circle: a draft came back to an earlier state (codes \
+                 involved: {}; {calls})",
+                self.cycle_codes.join(", ")
+            ),
+            (_, Some(Cause::NoPlannerBudget)) => format!(
+                "safe fixes alone did not remove every error and no planner call was allowed \
+                 ({calls})"
+            ),
+            (by, cause) => {
+                let cap = if by == StoppedBy::AttemptCap {
+                    "max_repair_attempts"
+                } else {
+                    "max_planner_calls"
+                };
+                let why = if cause == Some(Cause::PlannerGaveNoProposal) {
+                    "the planner gave no proposal"
+                } else {
+                    "the planner's proposals kept failing validation"
+                };
+                format!("{cap} reached: {why} ({proposals}; {calls})")
+            }
+        }
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The end of a session: the last draft, its validation and the report.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The last draft (absent when the planner never gave one).
+    pub draft: Option<Vec<u8>>,
+    /// Its validation.
+    pub checked: Option<Checked>,
+    /// The report.
+    pub report: Report,
+}
+
+/// Runs one session. Events go to `journal`; see the module documentation for the rules.
+pub fn run(
+    start: Start,
+    context: &Context,
+    bounds: Bounds,
+    check: &mut dyn Check,
+    planner: &mut dyn Planner,
+    journal: &mut Journal<'_>,
+) -> Result<Outcome, JournalError> {
+    Loop {
+        context,
+        bounds,
+        check,
+        planner,
+        journal,
+        seen: Seen::default(),
+        report: Report {
+            outcome: "exhausted",
+            stopped_by: StoppedBy::CallCap,
+            cause: None,
+            attempts_used: 0,
+            max_repair_attempts: bounds.max_repair_attempts,
+            planner_calls: 0,
+            max_planner_calls: bounds.max_planner_calls,
+            proposals: 0,
+            proposals_failed: 0,
+            no_proposal: NoProposal::default(),
+            fixes_applied: 0,
+            fixes_rolled_back: 0,
+            cycle_codes: Vec::new(),
+            planner_findings: Vec::new(),
+            errors: 0,
+            warnings: 0,
+            version: None,
+        },
+        last_turn: None,
+    }
+    .run(start)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    Proposal,
+    NoProposal,
+}
+
+struct Loop<'s, 'j> {
+    context: &'s Context,
+    bounds: Bounds,
+    check: &'s mut dyn Check,
+    planner: &'s mut dyn Planner,
+    journal: &'s mut Journal<'j>,
+    seen: Seen,
+    report: Report,
+    last_turn: Option<Turn>,
+}
+
+impl Loop<'_, '_> {
+    fn run(mut self, start: Start) -> Result<Outcome, JournalError> {
+        let mut draft = match start {
+            Start::Draft(bytes) => bytes,
+            Start::Plan => loop {
+                if self.report.planner_calls >= self.bounds.max_planner_calls {
+                    return self.stop(StoppedBy::CallCap, None, None);
+                }
+                let request = Request::Plan {
+                    protocol: PROTOCOL,
+                    call: self.report.planner_calls + 1,
+                    workflow: self.context.workflow.clone(),
+                    input: self.context.input.clone(),
+                    manifest: self.context.manifest.clone(),
+                };
+                match self.ask(&request)? {
+                    Asked::Draft(bytes) => break bytes,
+                    Asked::Attention => return self.stop(StoppedBy::Attention, None, None),
+                    Asked::Failed => continue,
+                }
+            },
+        };
+        let mut from_planner = self.report.proposals > 0;
+        loop {
+            let checked = self.check.check(&draft);
+            self.validated(&checked)?;
+            if let Some(codes) = self.seen.visit(&checked) {
+                return self.cycle(codes, draft, checked);
+            }
+            let fixed = fixes::apply_safe_fixes(
+                &mut *self.check,
+                draft,
+                checked,
+                &mut self.seen,
+                self.bounds.max_fix_passes,
+                &mut |_| {},
+            );
+            for pass in &fixed.passes {
+                self.report.fixes_applied += pass.applied.len() as u32;
+                self.report.fixes_rolled_back += pass.rolled_back.len() as u32;
+                self.journal.record(
+                    "repair.applied",
+                    json!({
+                        "applied": pass.applied,
+                        "rolled_back": pass.rolled_back,
+                        "errors_before": pass.errors_before,
+                        "errors_after": pass.errors_after,
+                        "state": pass.state,
+                    }),
+                )?;
+            }
+            draft = fixed.draft;
+            let checked = fixed.checked;
+            if !fixed.passes.is_empty() {
+                self.validated(&checked)?;
+            }
+            if !checked.has_errors() {
+                return self.stop(StoppedBy::Converged, Some(draft), Some(checked));
+            }
+            if let FixStop::Cycle(codes) = fixed.stop {
+                return self.cycle(codes, draft, checked);
+            }
+            if from_planner {
+                self.report.proposals_failed += 1;
+            }
+            // Ask the planner until it proposes a draft or the bounds are spent.
+            loop {
+                if self.report.attempts_used >= self.bounds.max_repair_attempts {
+                    return self.stop(StoppedBy::AttemptCap, Some(draft), Some(checked));
+                }
+                if self.report.planner_calls >= self.bounds.max_planner_calls {
+                    return self.stop(StoppedBy::CallCap, Some(draft), Some(checked));
+                }
+                self.seen.leave_with(checked.error_codes());
+                self.report.attempts_used += 1;
+                let request = Request::Repair {
+                    protocol: PROTOCOL,
+                    call: self.report.planner_calls + 1,
+                    attempt: self.report.attempts_used,
+                    max_attempts: self.bounds.max_repair_attempts,
+                    draft: checked.document.clone().unwrap_or_else(|| {
+                        Value::String(String::from_utf8_lossy(&draft).into_owned())
+                    }),
+                    findings: checked.findings_json.clone(),
+                    workflow: self.context.workflow.clone(),
+                    manifest: self.context.manifest.clone(),
+                };
+                match self.ask(&request)? {
+                    Asked::Draft(bytes) => {
+                        draft = bytes;
+                        from_planner = true;
+                        break;
+                    }
+                    Asked::Attention => {
+                        return self.stop(StoppedBy::Attention, Some(draft), Some(checked));
+                    }
+                    Asked::Failed => {}
+                }
+            }
+        }
+    }
+
+    /// One planner call, counted and attributed.
+    fn ask(&mut self, request: &Request) -> Result<Asked, JournalError> {
+        self.report.planner_calls += 1;
+        let call = request.call();
+        match self.journal.call(request, &mut *self.planner)? {
+            Ok(response) => match response.answer {
+                Answer::Draft { lwir } => {
+                    self.report.proposals += 1;
+                    self.last_turn = Some(Turn::Proposal);
+                    Ok(Asked::Draft(lwir))
+                }
+                Answer::Attention { rationale } => {
+                    self.report.no_proposal.count(Code::PlannerNeedsAttention);
+                    self.last_turn = Some(Turn::NoProposal);
+                    let mut finding = PlannerFinding::new(
+                        Code::PlannerNeedsAttention,
+                        format!("the planner asked for attention: {rationale}"),
+                        Some(call),
+                    );
+                    finding.help = Some(
+                        "the planner will not propose a draft; read its rationale, change the \
+                         definition or the goal, and compile again"
+                            .to_owned(),
+                    );
+                    self.report.planner_findings.push(finding);
+                    Ok(Asked::Attention)
+                }
+            },
+            Err(failure) => {
+                self.report.no_proposal.count(failure.code);
+                self.last_turn = Some(Turn::NoProposal);
+                self.report
+                    .planner_findings
+                    .push(PlannerFinding::of_failure(&failure, call));
+                Ok(Asked::Failed)
+            }
+        }
+    }
+
+    fn validated(&mut self, checked: &Checked) -> Result<(), JournalError> {
+        let findings: Vec<Value> = checked
+            .findings
+            .iter()
+            .map(|f| {
+                json!({
+                    "code": f.code.as_str(),
+                    "severity": f.severity.as_str(),
+                    "pointer": f.pointer,
+                    "message": f.message,
+                    "fix": f.fix.as_ref().map(|x| x.applicability.as_str()),
+                })
+            })
+            .collect();
+        let mut data = json!({
+            "errors": checked.errors(),
+            "warnings": checked.warnings(),
+            "state": checked.state,
+            "findings": findings,
+        });
+        if let Some(version) = &checked.version {
+            data["version"] = json!(version);
+        }
+        self.journal.record("validation.completed", data)
+    }
+
+    fn cycle(
+        mut self,
+        codes: Vec<Code>,
+        draft: Vec<u8>,
+        checked: Checked,
+    ) -> Result<Outcome, JournalError> {
+        self.report.cycle_codes = codes.iter().map(|c| c.as_str()).collect();
+        let names: Vec<&str> = self.report.cycle_codes.clone();
+        let mut finding = PlannerFinding::new(
+            Code::RepairCycle,
+            format!(
+                "the repair went in a circle: the draft came back to an earlier state (codes \
+                 involved: {})",
+                names.join(", ")
+            ),
+            None,
+        );
+        finding.help = Some(
+            "look at the findings with these codes: the fixes or proposals for them undo each \
+             other"
+                .to_owned(),
+        );
+        self.report.planner_findings.push(finding);
+        self.stop(StoppedBy::Cycle, Some(draft), Some(checked))
+    }
+
+    fn stop(
+        mut self,
+        by: StoppedBy,
+        draft: Option<Vec<u8>>,
+        checked: Option<Checked>,
+    ) -> Result<Outcome, JournalError> {
+        self.report.stopped_by = by;
+        if let Some(checked) = &checked {
+            self.report.errors = checked.errors();
+            self.report.warnings = checked.warnings();
+            self.report.version = checked.version.clone();
+        }
+        if by == StoppedBy::Converged {
+            self.report.outcome = "converged";
+        } else {
+            self.report.cause = Some(match (by, self.last_turn) {
+                (StoppedBy::Cycle, _) => Cause::RepeatedState,
+                (_, None) => Cause::NoPlannerBudget,
+                (_, Some(Turn::NoProposal)) => Cause::PlannerGaveNoProposal,
+                (_, Some(Turn::Proposal)) => Cause::ProposalsKeptFailing,
+            });
+        }
+        Ok(Outcome {
+            draft,
+            checked,
+            report: self.report,
+        })
+    }
+}
+
+enum Asked {
+    Draft(Vec<u8>),
+    Attention,
+    Failed,
+}
