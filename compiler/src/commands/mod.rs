@@ -214,9 +214,8 @@ pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::
         Ok(())
     };
     write()
-        .map_err(|e| {
+        .inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
-            e
         })
         .with_context(|| format!("cannot write `{}`", path.display()))
 }

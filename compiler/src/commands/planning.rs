@@ -307,7 +307,7 @@ pub(crate) fn report(
                 }
                 for f in &report.planner_findings {
                     let call = f.call.map(|c| format!(" (call {c})")).unwrap_or_default();
-                    eprintln!("{}[{}]{call}: {}", "error", f.code, f.message);
+                    eprintln!("error[{}]{call}: {}", f.code, f.message);
                     if let Some(help) = &f.help {
                         eprintln!("  help: {help}");
                     }

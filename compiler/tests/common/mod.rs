@@ -88,3 +88,36 @@ pub(crate) fn assert_exit(out: &Output, expected: i32) {
         stderr(out)
     );
 }
+
+/// Writes an executable `sh` script `dir/name` with `body` and returns its path.
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// A directory of recorded planner answers for `examples/planners/scripted.sh`: answer `i`
+/// (0-based) is `call-{i+1}.json`.
+pub(crate) fn answers(dir: &Path, answers: &[serde_json::Value]) -> String {
+    let answers_dir = dir.join("answers");
+    std::fs::create_dir_all(&answers_dir).unwrap();
+    for (i, answer) in answers.iter().enumerate() {
+        write_json(&answers_dir, &format!("call-{}.json", i + 1), answer);
+    }
+    answers_dir.display().to_string()
+}
+
+/// A draft answer proposing `lwir`.
+pub(crate) fn draft_answer(lwir: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({ "kind": "draft", "lwir": lwir })
+}
+
+/// The `--planner` value running the example scripted planner on `answers_dir`.
+pub(crate) fn scripted_planner(answers_dir: &str) -> String {
+    format!(
+        "{} {answers_dir}",
+        root().join("examples/planners/scripted.sh").display()
+    )
+}
