@@ -1551,9 +1551,9 @@ code_table! {
     /// be taken as a proposal.
     ///
     /// ## Example
-    /// Bad: `{"kind": "draft", "lwir": "{\"version\": \"lwir/1\"}"}` (a string, not an object)
+    /// Bad: `{"kind": "draft", "lwir": "{\"lwir\": \"1\", …}"}` (a string, not an object)
     ///
-    /// Good: `{"kind": "draft", "lwir": {"version": "lwir/1", …}}`
+    /// Good: `{"kind": "draft", "lwir": {"lwir": "1", …}}`
     ///
     /// ## Fix safety
     /// Nothing to fix in the draft; fix the planner.

@@ -452,9 +452,15 @@ impl Loop<'_, '_> {
                     call: self.report.planner_calls + 1,
                     attempt: self.report.attempts_used,
                     max_attempts: self.bounds.max_repair_attempts,
-                    draft: checked.document.clone().unwrap_or_else(|| {
-                        Value::String(String::from_utf8_lossy(&draft).into_owned())
-                    }),
+                    // An object as JSON; anything else (unreadable, or not an object) as
+                    // its text, as the protocol says.
+                    draft: checked
+                        .document
+                        .clone()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| {
+                            Value::String(String::from_utf8_lossy(&draft).into_owned())
+                        }),
                     findings: checked.findings_json.clone(),
                     workflow: self.context.workflow.clone(),
                     manifest: self.context.manifest.clone(),
