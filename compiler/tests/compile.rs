@@ -80,13 +80,18 @@ impl Setup {
     }
 
     fn compile(&self, session: &Path, extra: &[&str]) -> std::process::Command {
+        self.compile_with(&self.planner, session, extra)
+    }
+
+    /// `lwirc compile` of the setup's definition with `planner`, into the setup's registry.
+    fn compile_with(&self, planner: &str, session: &Path, extra: &[&str]) -> std::process::Command {
         let registry = self.registry().display().to_string();
         let session = session.display().to_string();
         let mut args = vec![
             "compile",
             &self.definition,
             "--planner",
-            &self.planner,
+            planner,
             "--registry",
             &registry,
             "--session",
@@ -168,24 +173,11 @@ fn compile_goes_from_findings_to_exactly_one_registered_version() {
 fn a_failing_compile_registers_nothing() {
     let s = example_setup();
     let session = s.session("failing");
-    let planner = root()
-        .join("examples/planners/attention.sh")
-        .display()
-        .to_string();
-    let registry = s.registry().display().to_string();
-    let out = lwirc(
-        s.path(),
-        &[
-            "compile",
-            &s.definition,
-            "--planner",
-            &planner,
-            "--registry",
-            &registry,
-            "--session",
-            &session.display().to_string(),
-        ],
-    );
+    let planner = root().join("examples/planners/attention.sh");
+    let out = s
+        .compile_with(&planner.display().to_string(), &session, &[])
+        .output()
+        .unwrap();
     assert_exit(&out, 1);
     assert!(stdout(&out).is_empty());
     assert!(!s.registry().join("versions").exists() || versions_in(&s.registry()).is_empty());
@@ -198,31 +190,15 @@ fn a_failing_compile_registers_nothing() {
 #[test]
 fn a_failing_proposal_keeps_its_last_draft_and_registers_nothing() {
     let s = example_setup();
-    let answers_dir = s.path().join("answers");
-    std::fs::create_dir_all(&answers_dir).unwrap();
-    std::fs::copy(
-        example("planner/call-1.json"),
-        answers_dir.join("call-1.json"),
-    )
-    .unwrap();
-    let planner = scripted_planner(&answers_dir.display().to_string());
     let session = s.session("exhausted");
-    let registry = s.registry().display().to_string();
-    let out = lwirc(
-        s.path(),
-        &[
-            "compile",
-            &s.definition,
-            "--planner",
-            &planner,
-            "--registry",
-            &registry,
-            "--session",
-            &session.display().to_string(),
-            "--max-planner-calls",
-            "1",
-        ],
-    );
+    let out = s
+        .compile_with(
+            &first_draft_only(&s),
+            &session,
+            &["--max-planner-calls", "1"],
+        )
+        .output()
+        .unwrap();
     assert_exit(&out, 1);
     assert!(
         stderr(&out).contains("max_planner_calls reached"),
@@ -320,8 +296,9 @@ fn a_killed_session_resumes_with_one_more_planner_call_and_the_same_result() {
     assert_eq!(versions_in(&s.registry()).len(), 1);
 }
 
-/// A session that stopped half-way: the planner gave up after the first draft.
-fn stopped_session(s: &Setup, name: &str) -> PathBuf {
+/// A scripted planner with only the example's first draft recorded: it answers `attention`
+/// to the repair request.
+fn first_draft_only(s: &Setup) -> String {
     let answers_dir = s.path().join("answers");
     std::fs::create_dir_all(&answers_dir).unwrap();
     std::fs::copy(
@@ -329,13 +306,17 @@ fn stopped_session(s: &Setup, name: &str) -> PathBuf {
         answers_dir.join("call-1.json"),
     )
     .unwrap();
+    scripted_planner(&answers_dir.display().to_string())
+}
+
+/// A session that stopped half-way: the planner gave up after the first draft.
+fn stopped_session(s: &Setup, name: &str) -> PathBuf {
     let session = s.session(name);
-    let setup = Setup {
-        dir: tempfile::tempdir().unwrap(),
-        definition: s.definition.clone(),
-        planner: scripted_planner(&answers_dir.display().to_string()),
-    };
-    assert_exit(&setup.compile(&session, &[]).output().unwrap(), 1);
+    let out = s
+        .compile_with(&first_draft_only(s), &session, &[])
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
     session
 }
 
