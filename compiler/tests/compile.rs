@@ -219,7 +219,10 @@ fn slow_second_call(s: &Setup) -> String {
         "planner.sh",
         &format!(
             "echo \"$LWIRC_PLANNER_CALL\" >> '{calls}'\n\
-             if [ \"$LWIRC_PLANNER_CALL\" = 2 ] && [ ! -e '{once}' ]; then touch '{once}'; sleep 20; fi\n\
+             if [ \"$LWIRC_PLANNER_CALL\" = 2 ] && [ ! -e '{once}' ]; then\n\
+               trap \"touch '{once}.terminated'; exit 143\" TERM\n\
+               touch '{once}'; sleep 20 & wait; exit 1\n\
+             fi\n\
              exec {scripted}",
             calls = calls.display(),
             once = once.display(),
@@ -266,6 +269,9 @@ fn a_killed_session_resumes_with_one_more_planner_call_and_the_same_result() {
     wait_for(&s.path().join("slept"), "");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // On Linux the planner hears that lwirc died (it does not run on unattended).
+    #[cfg(target_os = "linux")]
+    wait_for(&s.path().join("slept.terminated"), "");
     let before = calls(&s);
     assert_eq!(before.first().map(String::as_str), Some("1"));
     assert!(

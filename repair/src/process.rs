@@ -236,6 +236,20 @@ pub fn run(
         .stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    // In its own process group the planner does not get the terminal's Ctrl-C; on Linux it
+    // is told instead when lwirc dies (interrupted, killed), so that it does not run on
+    // unattended.
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the forked child before exec and only calls `prctl`,
+    // which is async-signal-safe; it allocates nothing and touches no locks.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let child = cmd.spawn().map_err(|source| RunFailure::NotStarted {
         command: command.program.clone(),
         source,
