@@ -9,8 +9,9 @@
 //! go to the planner with the findings.
 //!
 //! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
-//! or when a state repeats: the same draft (by canonical hash) or the same set of findings
-//! as earlier — a fix undoing another (A → B → A) would otherwise spin until the cap.
+//! or when a state repeats: the same draft (by canonical hash) as anywhere earlier in the
+//! session, or the same set of findings as after an earlier pass of this round — a fix
+//! undoing another (A → B → A) would otherwise spin until the cap.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -94,7 +95,6 @@ pub trait Check {
 #[derive(Debug, Default)]
 pub struct Seen {
     states: HashMap<String, usize>,
-    finding_sets: HashSet<Vec<(Code, String, String)>>,
     /// Codes of the findings fixed or handed to the planner on leaving each state, in order.
     left_with: Vec<BTreeSet<Code>>,
 }
@@ -123,11 +123,6 @@ impl Seen {
         if let Some(last) = self.left_with.last_mut() {
             last.extend(codes);
         }
-    }
-
-    /// Whether this finding set was seen after a fix pass before (records it if not).
-    fn repeats_findings(&mut self, checked: &Checked) -> bool {
-        !self.finding_sets.insert(checked.fingerprint())
     }
 }
 
@@ -203,6 +198,10 @@ pub fn apply_safe_fixes(
         passes: Vec::new(),
         stop: FixStop::NoFixes,
     };
+    // Finding sets after each pass of this round: the same set again means the fixes are
+    // going round without progress. (Across rounds a repeated set is normal: a planner's new
+    // draft may well have the findings an earlier one had.)
+    let mut finding_sets: HashSet<Vec<(Code, String, String)>> = HashSet::new();
     for _ in 0..max_passes {
         if !outcome.checked.has_errors() {
             outcome.stop = FixStop::Clean;
@@ -240,7 +239,7 @@ pub fn apply_safe_fixes(
             outcome.stop = FixStop::Cycle(codes);
             return outcome;
         }
-        if seen.repeats_findings(&outcome.checked) {
+        if !finding_sets.insert(outcome.checked.fingerprint()) {
             outcome.stop = FixStop::Cycle(outcome.checked.error_codes());
             return outcome;
         }

@@ -399,6 +399,10 @@ impl Loop<'_, '_> {
             let checked = self.check.check(&draft);
             self.validated(&checked)?;
             if let Some(codes) = self.seen.visit(&checked) {
+                if from_planner {
+                    // A proposal that brings back an earlier state failed too.
+                    self.report.proposals_failed += 1;
+                }
                 return self.cycle(codes, draft, checked);
             }
             let fixed = fixes::apply_safe_fixes(

@@ -725,14 +725,11 @@ fn an_unchanged_finding_set_without_fix_passes_is_not_a_cycle() {
 }
 
 #[test]
-#[ignore = "bug: a proposal whose fix pass ends with the same finding set as an earlier round \
-            stops the session as a cycle (LW808, 'came back to an earlier state') though no \
-            state repeated; without the safe fix the same proposal goes on to the next attempt"]
 fn a_new_proposal_that_needs_a_safe_fix_is_not_a_cycle_when_no_state_repeats() {
     // Round 1: {a: wrong, b: bad} --fix--> {a: right, b: bad}, findings {LW103 /b}.
     // The planner proposes a new draft, {a: wrong, b: bad, note}: a state never seen. Its fix
     // pass gives {a: right, b: bad, note}, also never seen, whose findings are {LW103 /b}
-    // again; the session-wide finding-set check then reports a cycle.
+    // again: a repeated finding set across rounds is not a cycle.
     let mut planner = ScriptedPlanner::new([
         proposal(json!({ "a": "wrong", "b": "bad", "note": "tried" })),
         proposal(json!({ "b": "good" })),
