@@ -222,7 +222,10 @@ fn a_repeated_state_is_detected_and_named() {
     assert_eq!(r["cause"], "repeated-state");
     assert_eq!(r["planner_calls"], 2, "stops at once, not at the cap");
     assert_eq!(r["proposals"], 2);
-    assert_eq!(r["proposals_failed"], 2, "the proposal that came back failed too");
+    assert_eq!(
+        r["proposals_failed"], 2,
+        "the proposal that came back failed too"
+    );
     let codes: Vec<&str> = r["cycle_codes"]
         .as_array()
         .unwrap()
