@@ -157,18 +157,11 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
         }
         "harness.model.responded" => {
             let answer = text("answer");
-            let detail = if answer == "attention" {
-                lwir_repair::protocol::parse_answer(text("stdout").as_bytes())
-                    .ok()
-                    .and_then(|a| match a {
-                        lwir_repair::protocol::Answer::Attention { rationale } => {
-                            Some(format!(": {rationale}"))
-                        }
-                        lwir_repair::protocol::Answer::Draft { .. } => None,
-                    })
-                    .unwrap_or_default()
-            } else {
+            // An attention's rationale is shown once, with its finding at the end.
+            let detail = if answer == "draft" {
                 format!(" ({} bytes)", text("stdout").len())
+            } else {
+                String::new()
             };
             eprintln!(
                 "{mark}  answered {answer}{detail} in {:.2} s",
