@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use lwir_repair::fixes::{Check, Checked};
 use lwir_repair::session::Bounds;
 use lwir_spec::{Finding, Origin};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::canon::{sha256_of, version_of};
 use crate::manifest::PlannerManifest;
@@ -50,24 +50,23 @@ impl PipelineCheck {
 
 impl Check for PipelineCheck {
     fn check(&mut self, bytes: &[u8]) -> Checked {
-        checked(&self.validation(bytes))
+        checked(self.validation(bytes))
     }
 }
 
 /// What the repair loop needs of a validation.
-pub fn checked(validation: &Validation) -> Checked {
+pub fn checked(validation: Validation) -> Checked {
     let document = validation.document(Origin::Draft);
-    let report: Value =
-        serde_json::from_str(&crate::render::json::render(validation)).unwrap_or(Value::Null);
+    let state = match document {
+        Some(d) => version_of(d.root()),
+        None => format!("bytes:{}", sha256_of(&validation.draft.bytes)),
+    };
     Checked {
-        findings: validation.findings.clone(),
-        findings_json: report.get("findings").cloned().unwrap_or(json!([])),
+        findings_json: crate::render::json::findings(&validation),
         document: document.map(|d| d.root().to_json()),
-        state: match document {
-            Some(d) => version_of(d.root()),
-            None => format!("bytes:{}", sha256_of(&validation.draft.bytes)),
-        },
-        version: validation.version.clone(),
+        state,
+        version: validation.version,
+        findings: validation.findings,
     }
 }
 

@@ -69,8 +69,14 @@ struct SummaryView {
     warnings: usize,
 }
 
-/// The JSON report of `validation`, pretty-printed, without a trailing newline.
-pub fn render(validation: &Validation) -> String {
+/// The findings of `validation` as in the JSON report (the `findings` array), for a program
+/// that embeds them (the planner's repair request).
+pub fn findings(validation: &Validation) -> serde_json::Value {
+    // Serialising plain structs of strings and numbers cannot fail.
+    serde_json::to_value(finding_views(validation)).unwrap_or_default()
+}
+
+fn finding_views(validation: &Validation) -> Vec<FindingView<'_>> {
     let mut locators = Locators::new(validation);
     let mut span = |origin: Origin, span: Span| {
         let at = locators.locate(origin, span.start);
@@ -81,7 +87,7 @@ pub fn render(validation: &Validation) -> String {
             column: at.column,
         }
     };
-    let findings = validation
+    validation
         .findings
         .iter()
         .map(|f: &Finding| FindingView {
@@ -107,7 +113,12 @@ pub fn render(validation: &Validation) -> String {
                 patch: &fix.patch,
             }),
         })
-        .collect();
+        .collect()
+}
+
+/// The JSON report of `validation`, pretty-printed, without a trailing newline.
+pub fn render(validation: &Validation) -> String {
+    let findings = finding_views(validation);
     let summary = validation.summary();
     let report = Report {
         file: &validation.draft.name,
