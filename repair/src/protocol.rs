@@ -147,20 +147,13 @@ impl AnswerError {
 pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
     let read = document::read(stdout.to_vec());
     let Some(doc) = read.document else {
-        let why = read.findings.first().map_or_else(
-            || "the planner printed nothing".to_owned(),
-            |f| {
-                let line = 1 + stdout[..f.span.start.min(stdout.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
+        // No document means a fatal reader finding, or nothing but whitespace.
+        let why = match read.findings.first() {
+            Some(f) if !stdout.iter().all(u8::is_ascii_whitespace) => {
+                let line = 1 + lwir_spec::span::LineIndex::new(stdout).line_of(f.span.start);
                 format!("{} (line {line}, byte {})", f.message, f.span.start)
-            },
-        );
-        let why = if stdout.iter().all(u8::is_ascii_whitespace) {
-            "the planner printed nothing on standard output".to_owned()
-        } else {
-            why
+            }
+            _ => "the planner printed nothing on standard output".to_owned(),
         };
         return Err(AnswerError {
             code: Code::PlannerAnswerNotJson,
