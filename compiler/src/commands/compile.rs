@@ -78,7 +78,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         bail!("only one of WORKFLOW and --input can be `-` (standard input)");
     }
     let definition = read_source(&args.definition)?;
-    let Some(loaded) = planning::load_definition(&definition)? else {
+    let Some(loaded) = planning::load_definition(&definition) else {
         return Ok(exit::FINDINGS);
     };
     let input = match &args.input {

@@ -87,20 +87,25 @@ pub(crate) fn print(text: &str) -> anyhow::Result<()> {
 /// Reads `path` (`-` for standard input) as strict I-JSON: its document, or `None` after
 /// printing the reader's findings for people on standard error.
 pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
-    let source = read_source(path)?;
+    Ok(document_or_report(&read_source(path)?))
+}
+
+/// `source` read as strict I-JSON: its document, or `None` after printing the reader's
+/// findings for people on standard error.
+pub(crate) fn document_or_report(source: &Source) -> Option<SpannedDocument> {
     let read = document::read(source.bytes.clone());
     match read.document {
-        Some(document) if read.findings.is_empty() => Ok(Some(document)),
+        Some(document) if read.findings.is_empty() => Some(document),
         _ => {
             let report = human::render(
-                &reader_validation(&source),
+                &reader_validation(source),
                 human::HumanOptions {
                     color: stderr_color(),
                     ..Default::default()
                 },
             );
             eprint!("{report}");
-            Ok(None)
+            None
         }
     }
 }

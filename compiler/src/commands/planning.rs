@@ -104,32 +104,22 @@ pub(crate) struct Loaded {
 
 /// Reads the definition for a session: `None` (after printing why on standard error) when it
 /// is not I-JSON or has errors of its own — no planner call could succeed against it.
-pub(crate) fn load_definition(definition: &Source) -> anyhow::Result<Option<Loaded>> {
-    let read = lwir_spec::document::read(definition.bytes.clone());
-    let options = human::HumanOptions {
-        color: stderr_color(),
-        ..Default::default()
-    };
-    let document = match read.document {
-        Some(document) if read.findings.is_empty() => document,
-        _ => {
-            eprint!(
-                "{}",
-                human::render(&super::reader_validation(definition), options)
-            );
-            return Ok(None);
-        }
-    };
+pub(crate) fn load_definition(definition: &Source) -> Option<Loaded> {
+    let document = super::document_or_report(definition)?;
     if let Some(errors) = lwirc::session::definition_errors(definition) {
+        let options = human::HumanOptions {
+            color: stderr_color(),
+            ..Default::default()
+        };
         eprint!("{}", human::render(&errors, options));
         eprintln!(
             "lwirc: the definition `{}` has errors; fix them before asking a planner",
             definition.name
         );
-        return Ok(None);
+        return None;
     }
     let value = document.root().to_json();
-    Ok(Some(Loaded {
+    Some(Loaded {
         manifest: PlannerManifest::of(document.root(), harness_id()),
         name: value
             .get("name")
@@ -137,7 +127,7 @@ pub(crate) fn load_definition(definition: &Source) -> anyhow::Result<Option<Load
             .unwrap_or("")
             .to_owned(),
         value,
-    }))
+    })
 }
 
 /// Prints one progress line per event on standard error.

@@ -55,7 +55,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let limits = args.planner.limits()?;
     let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
     let definition = definition.expect("a definition is required");
-    let Some(loaded) = planning::load_definition(&definition)? else {
+    let Some(loaded) = planning::load_definition(&definition) else {
         return Ok(exit::FINDINGS);
     };
     let bounds = args.planner.bounds(&loaded.value);
