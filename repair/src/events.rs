@@ -267,7 +267,7 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// Reading, writing or syncing the log (or its directory) failed.
-    #[error("cannot write the session log `{}`: {source}", path.display())]
+    #[error("cannot read or write the session log `{}`: {source}", path.display())]
     Io {
         /// The file or directory involved.
         path: PathBuf,
