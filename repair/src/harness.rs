@@ -64,11 +64,6 @@ impl ProcessPlanner {
     pub fn new(command: PlannerCommand, limits: Limits) -> Self {
         Self { command, limits }
     }
-
-    /// The command.
-    pub fn command(&self) -> &PlannerCommand {
-        &self.command
-    }
 }
 
 impl Planner for ProcessPlanner {

@@ -93,11 +93,6 @@ impl<'a> Journal<'a> {
         self.observer = Some(Box::new(observer));
     }
 
-    /// Whether the journal is still replaying committed events.
-    pub fn replaying(&self) -> bool {
-        self.cursor < self.recorded.len()
-    }
-
     /// Every event of this run that was not replayed, in order (for a journal in memory:
     /// every event).
     pub fn written(&self) -> &[Event] {

@@ -198,11 +198,6 @@ impl PlannerFinding {
             ..Self::new(failure.code, failure.message.clone(), Some(call))
         }
     }
-
-    /// The code.
-    pub fn code(&self) -> Code {
-        Code::parse(self.code).unwrap_or(Code::PlannerFailed)
-    }
 }
 
 /// How a session went: the attribution report.
