@@ -400,28 +400,33 @@ impl Loop<'_, '_> {
                 }
                 return self.cycle(codes, draft, checked);
             }
+            // Each pass is logged as it is kept, before the next pass validates anything.
+            let (journal, report) = (&mut *self.journal, &mut self.report);
+            let mut logged = Ok(());
             let fixed = fixes::apply_safe_fixes(
                 &mut *self.check,
                 draft,
                 checked,
                 &mut self.seen,
                 self.bounds.max_fix_passes,
-                &mut |_| {},
+                &mut |pass| {
+                    if logged.is_ok() {
+                        report.fixes_applied += pass.applied.len() as u32;
+                        report.fixes_rolled_back += pass.rolled_back.len() as u32;
+                        logged = journal.record(
+                            "repair.applied",
+                            json!({
+                                "applied": pass.applied,
+                                "rolled_back": pass.rolled_back,
+                                "errors_before": pass.errors_before,
+                                "errors_after": pass.errors_after,
+                                "state": pass.state,
+                            }),
+                        );
+                    }
+                },
             );
-            for pass in &fixed.passes {
-                self.report.fixes_applied += pass.applied.len() as u32;
-                self.report.fixes_rolled_back += pass.rolled_back.len() as u32;
-                self.journal.record(
-                    "repair.applied",
-                    json!({
-                        "applied": pass.applied,
-                        "rolled_back": pass.rolled_back,
-                        "errors_before": pass.errors_before,
-                        "errors_after": pass.errors_after,
-                        "state": pass.state,
-                    }),
-                )?;
-            }
+            logged?;
             draft = fixed.draft;
             let checked = fixed.checked;
             if !fixed.passes.is_empty() {
