@@ -94,7 +94,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         .session
         .clone()
         .unwrap_or_else(|| new_session_dir(&PathBuf::from(".lwir/sessions")));
-    let mut journal = if args.resume {
+    let (mut journal, input) = if args.resume {
         let (log, recorded) = EventLog::resume(&dir)?;
         let started = recorded
             .first()
@@ -179,7 +179,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         }
         (journal, input)
     };
-    let (journal, input) = (&mut journal.0, journal.1);
+    let journal = &mut journal;
     if !args.planner.quiet {
         journal.observe(planning::progress);
     }
