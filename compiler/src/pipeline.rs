@@ -25,7 +25,7 @@ pub struct Validation {
     /// The WorkflowVersion of the draft, present only when there are no errors.
     pub version: Option<String>,
     /// The compiled expression plan: every expression and template, typed, with its cost.
-    pub plan: Vec<lwir_validators::expr::PlanEntry>,
+    pub plan: lwir_validators::expr::Plan,
     draft_document: Option<SpannedDocument>,
     definition_document: Option<SpannedDocument>,
 }
@@ -82,7 +82,7 @@ fn run(draft: Source, definition: Option<Source>, with_plan: bool) -> Validation
     }
 
     let mut version = None;
-    let mut plan = Vec::new();
+    let mut plan = lwir_validators::expr::Plan::default();
     if let Some(doc) = &read_draft.document {
         let mut found = if with_plan {
             let report = lwir_validators::run(doc, definition_doc.as_ref());

@@ -107,9 +107,11 @@ pub struct Record {
     /// The validation result: `summary` and `findings` (its warnings) in the shape of the
     /// JSON report of `lwirc validate`.
     pub validation: serde_json::Value,
-    /// The compiled expression plan: `{ "cost": total, "plan": [ { pointer, kind, source,
-    /// tree, cost } … ] }`, every expression and template of the draft typed, with its
-    /// static cost bound (`null` in records written before expressions were compiled).
+    /// The compiled expression plan: `{ "cost": total, "types": [ … ], "plan": [ { pointer,
+    /// kind, source, nodes, cost } … ] }`, every expression and template of the draft typed,
+    /// with its static cost bound (`null` in records written before expressions were
+    /// compiled). `nodes` is flat (children first, by index; the root last) and each node's
+    /// `type` indexes `types`, so the record grows linearly with the draft.
     pub expressions: Option<serde_json::Value>,
 }
 
@@ -182,8 +184,9 @@ impl Registration {
                 "findings": report["findings"],
             }),
             expressions: Some(serde_json::json!({
-                "cost": validation.plan.iter().fold(0u64, |sum, e| sum.saturating_add(e.cost)),
-                "plan": validation.plan,
+                "cost": validation.plan.cost(),
+                "types": validation.plan.types,
+                "plan": validation.plan.entries,
             })),
         };
         Ok(Self { lwir, record })
@@ -230,6 +233,15 @@ pub enum RegistryError {
         location: String,
         /// The version that needs it.
         version: Digest,
+    },
+    /// What would be stored could not be read back (a record nested past the JSON reader's
+    /// depth limit); nothing was published.
+    #[error("{version} was not registered: {detail}")]
+    Unreadable {
+        /// The version.
+        version: Digest,
+        /// What would not read back.
+        detail: String,
     },
     /// `registry show 0000` when no version starts with `0000`.
     #[error("no registered version matches `{prefix}`")]
@@ -364,10 +376,27 @@ impl<S: Storage> Registry<S> {
         if let Some(existing) = self.entry(&version)? {
             return self.settle(existing, &snapshot);
         }
-        self.put_verified(&version, &registration.lwir)?;
         let mut record_bytes = serde_json::to_vec_pretty(&registration.record)
             .expect("a record serialises: strings, numbers and JSON values");
         record_bytes.push(b'\n');
+        // Nothing is published that lwirc cannot read back.
+        if let Err(e) = serde_json::from_slice::<Record>(&record_bytes) {
+            return Err(RegistryError::Unreadable {
+                version,
+                detail: format!("its registration record would not read back ({e})"),
+            });
+        }
+        let reread = lwir_spec::document::read(registration.lwir.clone());
+        if let Some(finding) = reread.findings.first() {
+            return Err(RegistryError::Unreadable {
+                version,
+                detail: format!(
+                    "its canonical form would not read back ({}: {})",
+                    finding.code, finding.message
+                ),
+            });
+        }
+        self.put_verified(&version, &registration.lwir)?;
         let record_digest = Digest::of(&record_bytes);
         self.put_verified(&record_digest, &record_bytes)?;
         let reference = version_ref(&version, &record_digest);

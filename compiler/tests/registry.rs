@@ -136,10 +136,15 @@ fn the_record_holds_the_snapshot_and_the_validation() {
         .unwrap();
     assert_eq!(over["kind"], "expression");
     assert_eq!(over["source"], "${ steps.issues.output.items }");
-    assert!(
-        over["tree"]["type"].as_str().unwrap().starts_with("list<"),
-        "{over}"
-    );
+    // Flat nodes, children first, the root last; a node's type indexes `types`.
+    let root = over["nodes"].as_array().unwrap().last().unwrap();
+    let types = record["expressions"]["types"].as_array().unwrap();
+    let ty = types[root["type"].as_u64().unwrap() as usize]
+        .as_str()
+        .unwrap();
+    assert!(ty.starts_with("list<"), "{over}");
+    assert_eq!(root["node"], "member");
+    assert_eq!(root["field"], "items");
     let prompt = plan
         .iter()
         .find(|e| e["pointer"] == "/steps/3/prompt")

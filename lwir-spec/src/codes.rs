@@ -571,7 +571,8 @@ code_table! {
     /// ## What it does
     /// Reports the first syntax error of each expression (`${ … }`) or template string, at the
     /// exact characters inside the JSON string: an unclosed `${`, a missing operand, an unknown
-    /// string escape, an assignment where a comparison was meant, nesting deeper than 32 levels.
+    /// string escape, an assignment where a comparison was meant. (An expression past the size
+    /// limits is LW212.)
     ///
     /// ## Why it matters
     /// An expression that does not parse has no meaning; the runtime would fail at the step.
@@ -824,6 +825,33 @@ code_table! {
     /// ## Fix safety
     /// No automatic fix.
     InvalidRegex = "LW211", "invalid-regex", Expression, Error, Stable;
+
+    /// An expression is past the limits of the language.
+    ///
+    /// ## What it does
+    /// Reports an expression whose brackets, braces, parentheses and `?:` nest deeper than 32
+    /// levels, or whose syntax tree is deeper than 64 levels: each binary or prefix operator,
+    /// call, member access and index of a chain is one level, so `a + a + … + a` with 65
+    /// terms, `!!…!x` with 65 `!` or `x.a.a.…` with 64 members is too deep even without a
+    /// bracket. The span covers the part of the expression where the limit is passed.
+    ///
+    /// ## Why it matters
+    /// Checking, compiling and evaluating an expression walk its tree; the limits bound that
+    /// work and keep it safe on any input. No expression a workflow needs comes near them.
+    ///
+    /// ## Example
+    /// Bad (65 terms):
+    /// ```json
+    /// { "when": "${ x.ok && x.ok && x.ok && … && x.ok }" }
+    /// ```
+    /// Good: test a list with a macro, or compute parts in earlier steps:
+    /// ```json
+    /// { "when": "${ steps.checks.output.all(c, c.ok) }" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    ExpressionTooComplex = "LW212", "expression-too-complex", Expression, Error, Stable;
 
     /// A step references a tool that is not in the definition's allowlist.
     ///

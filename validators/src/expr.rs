@@ -14,7 +14,9 @@ use std::collections::{HashMap, HashSet};
 
 use lwir_spec::document::{Node, Value, string_source_offset};
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
-use lwir_spec::expr::{BinaryOp, Expr, ExprKind, Part, StringValue, UnaryOp, parse_string_value};
+use lwir_spec::expr::{
+    BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxErrorKind, UnaryOp, parse_string_value,
+};
 use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::types::{ListTy, ObjectTy, Prop, Range, StringTy, Ty};
@@ -27,10 +29,52 @@ use crate::{Context, one_of};
 /// What the expression validator hands on: the plan and the data references.
 #[derive(Debug, Default)]
 pub struct Analysis {
-    /// The compiled expression plan: one entry per expression or template, in document order.
-    pub plan: Vec<PlanEntry>,
+    /// The compiled expression plan.
+    pub plan: Plan,
     /// Resolved `steps.<id>` references: reading step pointer, referenced id, place.
     pub(crate) references: Vec<Reference>,
+}
+
+/// The compiled expression plan of a draft: every expression and template in document
+/// order, and the types their nodes have, each written once.
+///
+/// Its JSON form (in a registration record) is flat: the nodes of an entry form a list in
+/// which children come before their parent and are named by their index, and the last node
+/// is the root. Nothing is nested deeper than a few levels however deep the expression is,
+/// and nothing is repeated, so a plan grows linearly with the draft.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Plan {
+    /// Every type a node has, written once; a node's `type` is an index into it.
+    pub types: Vec<String>,
+    /// One entry per expression or template.
+    pub entries: Vec<PlanEntry>,
+    #[serde(skip)]
+    type_index: HashMap<String, usize>,
+}
+
+impl Plan {
+    /// The sum of the entries' cost bounds.
+    pub fn cost(&self) -> u64 {
+        self.entries
+            .iter()
+            .fold(0u64, |sum, e| sum.saturating_add(e.cost))
+    }
+
+    /// The type of `node` in `entry`, as text.
+    pub fn type_of(&self, node: &serde_json::Value) -> Option<&str> {
+        let index = usize::try_from(node.get("type")?.as_u64()?).ok()?;
+        self.types.get(index).map(String::as_str)
+    }
+
+    fn intern(&mut self, ty: &str) -> usize {
+        if let Some(&i) = self.type_index.get(ty) {
+            return i;
+        }
+        let i = self.types.len();
+        self.types.push(ty.to_owned());
+        self.type_index.insert(ty.to_owned(), i);
+        i
+    }
 }
 
 /// One compiled expression or template.
@@ -42,10 +86,18 @@ pub struct PlanEntry {
     pub kind: &'static str,
     /// The string as written in the draft.
     pub source: String,
-    /// The typed tree: every node has its `type`.
-    pub tree: serde_json::Value,
+    /// The typed tree, flat: children before parents, named by index; the last is the root.
+    /// Every node has its `type` (an index into [`Plan::types`]).
+    pub nodes: Vec<serde_json::Value>,
     /// Static upper bound of the evaluation cost, in node evaluations.
     pub cost: u64,
+}
+
+impl PlanEntry {
+    /// The root node (the last).
+    pub fn root(&self) -> Option<&serde_json::Value> {
+        self.nodes.last()
+    }
 }
 
 /// A data dependency from an expression.
@@ -490,12 +542,11 @@ impl<'d> Checker<'_, 'd, '_> {
         let parsed = match parse_string_value(text) {
             Ok(parsed) => parsed,
             Err(e) => {
-                let mut finding = Finding::new(
-                    Code::ExpressionSyntax,
-                    at,
-                    self.span(&site, e.span),
-                    e.message,
-                );
+                let code = match e.kind {
+                    SyntaxErrorKind::Syntax => Code::ExpressionSyntax,
+                    SyntaxErrorKind::TooComplex => Code::ExpressionTooComplex,
+                };
+                let mut finding = Finding::new(code, at, self.span(&site, e.span), e.message);
                 if let Some(help) = e.help {
                     finding = finding.with_help(help);
                 }
@@ -511,12 +562,13 @@ impl<'d> Checker<'_, 'd, '_> {
                 if !typer.checker.want_plan {
                     return ty;
                 }
-                let tree = typer.tree(&expr);
-                self.analysis.plan.push(PlanEntry {
+                let mut nodes = Vec::new();
+                typer.flatten(&expr, &mut nodes);
+                self.analysis.plan.entries.push(PlanEntry {
                     pointer: at.to_owned(),
                     kind: "expression",
                     source: text.to_owned(),
-                    tree,
+                    nodes,
                     cost,
                 });
                 ty
@@ -524,12 +576,11 @@ impl<'d> Checker<'_, 'd, '_> {
             StringValue::Template(parts) => {
                 let mut typer = Typer::new(self, &site, scope);
                 let mut cost = 1u64;
-                let mut trees = Vec::new();
+                let mut nodes = Vec::new();
+                let mut pieces = Vec::new();
                 for part in &parts {
                     match part {
-                        Part::Text(t) => {
-                            trees.push(serde_json::json!({ "node": "text", "value": t }))
-                        }
+                        Part::Text(t) => pieces.push(serde_json::json!({ "text": t })),
                         Part::Expr(e) => {
                             let (ty, c) = typer.expr(e);
                             cost = cost.saturating_add(c);
@@ -546,7 +597,8 @@ impl<'d> Checker<'_, 'd, '_> {
                                 );
                             }
                             if typer.checker.want_plan {
-                                trees.push(typer.tree(e));
+                                let root = typer.flatten(e, &mut nodes);
+                                pieces.push(serde_json::json!({ "expr": root }));
                             }
                         }
                     }
@@ -554,11 +606,13 @@ impl<'d> Checker<'_, 'd, '_> {
                 if !self.want_plan {
                     return string_ty();
                 }
-                self.analysis.plan.push(PlanEntry {
+                let ty = self.analysis.plan.intern(&string_ty().display());
+                nodes.push(serde_json::json!({ "node": "template", "parts": pieces, "type": ty }));
+                self.analysis.plan.entries.push(PlanEntry {
                     pointer: at.to_owned(),
                     kind: "template",
                     source: text.to_owned(),
-                    tree: serde_json::json!({ "node": "template", "type": "string", "parts": trees }),
+                    nodes,
                     cost,
                 });
                 string_ty()
@@ -1338,70 +1392,75 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         (ty, cost)
     }
 
-    /// The typed tree of `expr` for the plan.
-    fn tree(&self, expr: &Expr) -> serde_json::Value {
-        let mut value = serde_json::to_value(&expr.kind).unwrap_or_default();
-        self.annotate(expr, &mut value);
-        value
-    }
-
-    fn annotate(&self, expr: &Expr, value: &mut serde_json::Value) {
-        let children: Vec<(&str, &Expr)> = match &expr.kind {
-            ExprKind::Member { target, .. } => vec![("target", target)],
-            ExprKind::Index { target, index } => vec![("target", target), ("index", index)],
-            ExprKind::Unary { operand, .. } => vec![("operand", operand)],
-            ExprKind::Binary { lhs, rhs, .. } => vec![("lhs", lhs), ("rhs", rhs)],
+    /// Appends the typed nodes of `expr` to `nodes`, children first; returns the index of
+    /// its root. Recursion is bounded by the parser's `MAX_DEPTH`.
+    fn flatten(&mut self, expr: &Expr, nodes: &mut Vec<serde_json::Value>) -> usize {
+        use serde_json::{Value, json};
+        let mut node = match &expr.kind {
+            ExprKind::Null => json!({ "node": "null" }),
+            ExprKind::Bool { value } => json!({ "node": "bool", "value": value }),
+            ExprKind::Int { value } => json!({ "node": "int", "value": value }),
+            ExprKind::Double { value } => json!({ "node": "double", "value": value }),
+            ExprKind::String { value } => json!({ "node": "string", "value": value }),
+            ExprKind::Ident { name } => json!({ "node": "ident", "name": name }),
+            ExprKind::List { items } => {
+                let items: Vec<usize> = items.iter().map(|i| self.flatten(i, nodes)).collect();
+                json!({ "node": "list", "items": items })
+            }
+            ExprKind::Map { entries } => {
+                let entries: Vec<[usize; 2]> = entries
+                    .iter()
+                    .map(|(k, v)| [self.flatten(k, nodes), self.flatten(v, nodes)])
+                    .collect();
+                json!({ "node": "map", "entries": entries })
+            }
+            ExprKind::Member { target, field, .. } => {
+                let target = self.flatten(target, nodes);
+                json!({ "node": "member", "target": target, "field": field })
+            }
+            ExprKind::Index { target, index } => {
+                let target = self.flatten(target, nodes);
+                let index = self.flatten(index, nodes);
+                json!({ "node": "index", "target": target, "index": index })
+            }
+            ExprKind::Call {
+                target,
+                function,
+                args,
+                ..
+            } => {
+                let target = target.as_ref().map(|t| self.flatten(t, nodes));
+                let args: Vec<usize> = args.iter().map(|a| self.flatten(a, nodes)).collect();
+                json!({ "node": "call", "target": target, "function": function, "args": args })
+            }
+            ExprKind::Unary { op, operand } => {
+                let operand = self.flatten(operand, nodes);
+                json!({ "node": "unary", "op": op, "operand": operand })
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let lhs = self.flatten(lhs, nodes);
+                let rhs = self.flatten(rhs, nodes);
+                json!({ "node": "binary", "op": op, "lhs": lhs, "rhs": rhs })
+            }
             ExprKind::Conditional {
                 condition,
                 then,
                 otherwise,
             } => {
-                vec![
-                    ("condition", condition),
-                    ("then", then),
-                    ("otherwise", otherwise),
-                ]
+                let condition = self.flatten(condition, nodes);
+                let then = self.flatten(then, nodes);
+                let otherwise = self.flatten(otherwise, nodes);
+                json!({ "node": "conditional", "condition": condition, "then": then, "otherwise": otherwise })
             }
-            ExprKind::Call {
-                target: Some(t), ..
-            } => vec![("target", t)],
-            _ => vec![],
         };
-        for (key, child) in children {
-            if let Some(slot) = value.get_mut(key) {
-                self.annotate(child, slot);
-            }
-        }
-        let lists: Vec<(&str, &[Expr])> = match &expr.kind {
-            ExprKind::List { items } => vec![("items", items)],
-            ExprKind::Call { args, .. } => vec![("args", args)],
-            _ => vec![],
-        };
-        for (key, items) in lists {
-            if let Some(serde_json::Value::Array(slots)) = value.get_mut(key) {
-                for (slot, item) in slots.iter_mut().zip(items) {
-                    self.annotate(item, slot);
-                }
-            }
-        }
-        if let (ExprKind::Map { entries }, Some(serde_json::Value::Array(slots))) =
-            (&expr.kind, value.get_mut("entries"))
+        if let (Value::Object(obj), Some(ty)) =
+            (&mut node, self.types.get(&(expr.span.start, expr.span.end)))
         {
-            for (slot, (k, v)) in slots.iter_mut().zip(entries) {
-                if let serde_json::Value::Array(pair) = slot
-                    && pair.len() == 2
-                {
-                    self.annotate(k, &mut pair[0]);
-                    self.annotate(v, &mut pair[1]);
-                }
-            }
+            let ty = self.checker.analysis.plan.intern(ty);
+            obj.insert("type".to_owned(), Value::from(ty));
         }
-        if let (Some(obj), Some(ty)) = (
-            value.as_object_mut(),
-            self.types.get(&(expr.span.start, expr.span.end)),
-        ) {
-            obj.insert("type".to_owned(), serde_json::Value::String(ty.clone()));
-        }
+        nodes.push(node);
+        nodes.len() - 1
     }
 }
 

@@ -36,7 +36,7 @@ pub struct Report {
     /// Every finding, sorted by position.
     pub findings: Vec<Finding>,
     /// The compiled expression plan: each expression and template, typed, with its cost bound.
-    pub plan: Vec<expr::PlanEntry>,
+    pub plan: expr::Plan,
 }
 
 /// Runs every validator over `draft` (and `definition`, when given) and returns their

@@ -26,7 +26,7 @@ fn findings(
     draft: &str,
 ) -> (
     Vec<lwir_spec::Finding>,
-    Vec<lwir_validators::expr::PlanEntry>,
+    lwir_validators::expr::Plan,
     Vec<u8>,
 ) {
     let doc = read(draft.as_bytes().to_vec())
@@ -74,15 +74,21 @@ fn the_example_shape_types_cleanly() {
     );
     let (found, plan, _) = findings(&text);
     assert!(found.is_empty(), "{found:#?}");
-    let over = plan.iter().find(|p| p.pointer == "/steps/1/over").unwrap();
+    let over = plan
+        .entries
+        .iter()
+        .find(|p| p.pointer == "/steps/1/over")
+        .unwrap();
     assert_eq!(over.kind, "expression");
+    let root = over.root().unwrap();
     assert!(
-        over.tree["type"].as_str().unwrap().starts_with("list<"),
-        "{}",
-        over.tree
+        plan.type_of(root).unwrap().starts_with("list<"),
+        "{root} in {:?}",
+        plan.types
     );
     // `with` runs once per element of a list of at most 50 items.
     let result = plan
+        .entries
         .iter()
         .find(|p| p.pointer == "/steps/1/result")
         .unwrap();
@@ -99,12 +105,13 @@ fn macro_costs_multiply_by_the_list_bound() {
     let (found, plan, _) = findings(&text);
     assert!(found.is_empty(), "{found:#?}");
     let prompt = plan
+        .entries
         .iter()
         .find(|p| p.pointer == "/steps/1/prompt")
         .unwrap();
     // Two passes over at most 50 items, a few nodes each.
     assert!(prompt.cost >= 100 && prompt.cost < 1000, "{}", prompt.cost);
-    assert_eq!(prompt.tree["type"], "string");
+    assert_eq!(plan.type_of(prompt.root().unwrap()), Some("string"));
 }
 
 #[test]

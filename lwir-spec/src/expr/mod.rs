@@ -10,4 +10,7 @@ pub mod functions;
 pub mod parse;
 
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
-pub use parse::{Part, StringValue, SyntaxError, parse_expression, parse_string_value};
+pub use parse::{
+    MAX_DEPTH, MAX_NESTING, Part, StringValue, SyntaxError, SyntaxErrorKind, parse_expression,
+    parse_string_value,
+};

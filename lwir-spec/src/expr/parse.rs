@@ -20,6 +20,22 @@ use grammar::{Grammar, Rule};
 /// is recursive; the limit keeps it safe on any input.
 pub const MAX_NESTING: usize = 32;
 
+/// How deep the syntax tree of one expression may be. Every operator, prefix operator,
+/// call, member access and index is one level, so a chain of 200 `+` is 200 levels deep
+/// even without a bracket. Every walk over a tree (typing, cost, the compiled plan,
+/// evaluation) recurses at most this deep.
+pub const MAX_DEPTH: usize = 64;
+
+/// What kind of problem a [`SyntaxError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyntaxErrorKind {
+    /// The text is not an expression (`steps.x.output = 0`, an unclosed `${`).
+    Syntax,
+    /// The expression is well-formed but past a limit: nested deeper than [`MAX_NESTING`]
+    /// or a tree deeper than [`MAX_DEPTH`] (`a + a + …` with 100 terms).
+    TooComplex,
+}
+
 /// A syntax error, with the span of the offending bytes in the text that was parsed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyntaxError {
@@ -29,6 +45,8 @@ pub struct SyntaxError {
     pub message: String,
     /// How to fix it, when there is something to say.
     pub help: Option<String>,
+    /// Whether it is a syntax error or a limit.
+    pub kind: SyntaxErrorKind,
 }
 
 /// A JSON string value, as LWIR reads it.
@@ -154,6 +172,7 @@ fn check_nesting(text: &str, base: usize) -> Result<(), SyntaxError> {
                         span: Span::new(base + i, base + i + 1),
                         message: format!("expression nested deeper than {MAX_NESTING} levels"),
                         help: Some("split it into steps".to_owned()),
+                        kind: SyntaxErrorKind::TooComplex,
                     });
                 }
             }
@@ -195,6 +214,7 @@ fn syntax_error(
         span: Span::new(base + at, base + end),
         message: format!("expected {expected}, found {found}"),
         help,
+        kind: SyntaxErrorKind::Syntax,
     }
 }
 
@@ -241,24 +261,60 @@ fn missing(base: usize) -> SyntaxError {
         span: Span::new(base, base),
         message: "expected an expression".to_owned(),
         help: None,
+        kind: SyntaxErrorKind::Syntax,
     }
 }
 
+/// An expression and the depth of its tree (a leaf is 1).
+type Built = (Expr, usize);
+
+/// Builds the syntax tree of `pair`, refusing a tree deeper than [`MAX_DEPTH`] as soon as
+/// it gets there: chains (`a + a + …`, `!!…x`, `.x.x…`) are folded iteratively, and every
+/// walk over the finished tree may then recurse safely.
 fn build(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Expr, SyntaxError> {
+    build_node(pair, base).map(|(expr, _)| expr)
+}
+
+fn deeper(depth: usize, span: Span) -> Result<usize, SyntaxError> {
+    let depth = depth + 1;
+    if depth > MAX_DEPTH {
+        return Err(SyntaxError {
+            span,
+            message: format!(
+                "expression is more than {MAX_DEPTH} levels deep (each operator, call, member \
+                 access or index of a chain is one level)"
+            ),
+            help: Some(
+                "split it into steps, or use a macro such as `.all(x, …)` instead of a long chain"
+                    .to_owned(),
+            ),
+            kind: SyntaxErrorKind::TooComplex,
+        });
+    }
+    Ok(depth)
+}
+
+fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, SyntaxError> {
     let pair = pair.ok_or_else(|| missing(base))?;
     let span = span_of(&pair, base);
-    let expr = |kind| Expr { kind, span };
+    let leaf = |kind| Ok((Expr { kind, span }, 1));
     match pair.as_rule() {
         Rule::conditional => {
             let mut inner = pair.into_inner();
-            let condition = build(inner.next(), base)?;
+            let (condition, d0) = build_node(inner.next(), base)?;
             match (inner.next(), inner.next()) {
-                (Some(then), Some(otherwise)) => Ok(expr(ExprKind::Conditional {
-                    condition: Box::new(condition),
-                    then: Box::new(build(Some(then), base)?),
-                    otherwise: Box::new(build(Some(otherwise), base)?),
-                })),
-                _ => Ok(condition),
+                (Some(then), Some(otherwise)) => {
+                    let (then, d1) = build_node(Some(then), base)?;
+                    let (otherwise, d2) = build_node(Some(otherwise), base)?;
+                    let depth = deeper(d0.max(d1).max(d2), span)?;
+                    let kind = ExprKind::Conditional {
+                        condition: Box::new(condition),
+                        then: Box::new(then),
+                        otherwise: Box::new(otherwise),
+                    };
+                    Ok((Expr { kind, span }, depth))
+                }
+                _ => Ok((condition, d0)),
             }
         }
         Rule::logical_or
@@ -267,10 +323,11 @@ fn build(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Expr, SyntaxError>
         | Rule::addition
         | Rule::multiplication => {
             let mut inner = pair.into_inner();
-            let mut lhs = build(inner.next(), base)?;
+            let (mut lhs, mut depth) = build_node(inner.next(), base)?;
             while let (Some(op), Some(rhs)) = (inner.next(), inner.next()) {
-                let rhs = build(Some(rhs), base)?;
+                let (rhs, rhs_depth) = build_node(Some(rhs), base)?;
                 let span = Span::new(lhs.span.start, rhs.span.end);
+                depth = deeper(depth.max(rhs_depth), span)?;
                 lhs = Expr {
                     kind: ExprKind::Binary {
                         op: binary_op(op.as_str()),
@@ -280,12 +337,12 @@ fn build(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Expr, SyntaxError>
                     span,
                 };
             }
-            Ok(lhs)
+            Ok((lhs, depth))
         }
         Rule::unary => {
             let inner: Vec<Pair<'_, Rule>> = pair.into_inner().collect();
             let (operand, ops) = inner.split_last().ok_or_else(|| missing(base))?;
-            let mut result = build(Some(operand.clone()), base)?;
+            let (mut result, mut depth) = build_node(Some(operand.clone()), base)?;
             for op in ops.iter().rev() {
                 let start = base + op.as_span().start();
                 let op = if op.as_str() == "!" {
@@ -293,110 +350,152 @@ fn build(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Expr, SyntaxError>
                 } else {
                     UnaryOp::Negate
                 };
+                let span = Span::new(start, result.span.end);
+                depth = deeper(depth, span)?;
                 // `-9223372036854775808` is a literal, not the negation of an out-of-range one.
                 result = Expr {
-                    span: Span::new(start, result.span.end),
+                    span,
                     kind: ExprKind::Unary {
                         op,
                         operand: Box::new(result),
                     },
                 };
             }
-            Ok(result)
+            Ok((result, depth))
         }
         Rule::member => {
             let mut inner = pair.into_inner();
-            let mut target = build(inner.next(), base)?;
+            let (mut target, mut depth) = build_node(inner.next(), base)?;
             for postfix in inner {
                 let end = base + postfix.as_span().end();
+                let node_span = Span::new(span.start, end);
                 let rule = postfix.as_rule();
                 let mut parts = postfix.into_inner();
-                let kind = match rule {
+                let (kind, child_depth) = match rule {
                     Rule::field => {
                         let name = parts.next().ok_or_else(|| missing(base))?;
-                        ExprKind::Member {
+                        let kind = ExprKind::Member {
                             target: Box::new(target),
                             field: name.as_str().to_owned(),
                             field_span: span_of(&name, base),
-                        }
+                        };
+                        (kind, depth)
                     }
                     Rule::method_call => {
                         let name = parts.next().ok_or_else(|| missing(base))?;
-                        ExprKind::Call {
+                        let (args, args_depth) = arguments(parts.next(), base)?;
+                        let kind = ExprKind::Call {
                             target: Some(Box::new(target)),
                             function: name.as_str().to_owned(),
                             function_span: span_of(&name, base),
-                            args: arguments(parts.next(), base)?,
-                        }
+                            args,
+                        };
+                        (kind, depth.max(args_depth))
                     }
-                    _ => ExprKind::Index {
-                        target: Box::new(target),
-                        index: Box::new(build(parts.next(), base)?),
-                    },
+                    _ => {
+                        let (index, index_depth) = build_node(parts.next(), base)?;
+                        let kind = ExprKind::Index {
+                            target: Box::new(target),
+                            index: Box::new(index),
+                        };
+                        (kind, depth.max(index_depth))
+                    }
                 };
-                let start = span.start;
+                depth = deeper(child_depth, node_span)?;
                 target = Expr {
                     kind,
-                    span: Span::new(start, end),
+                    span: node_span,
                 };
             }
-            Ok(target)
+            Ok((target, depth))
         }
         Rule::function_call => {
             let mut inner = pair.into_inner();
             let name = inner.next().ok_or_else(|| missing(base))?;
-            Ok(expr(ExprKind::Call {
+            let (args, args_depth) = arguments(inner.next(), base)?;
+            let depth = deeper(args_depth, span)?;
+            let kind = ExprKind::Call {
                 target: None,
                 function: name.as_str().to_owned(),
                 function_span: span_of(&name, base),
-                args: arguments(inner.next(), base)?,
-            }))
+                args,
+            };
+            Ok((Expr { kind, span }, depth))
         }
         Rule::parenthesized => {
-            let inner = build(pair.into_inner().next(), base)?;
-            Ok(Expr {
-                kind: inner.kind,
-                span,
-            })
+            let (inner, depth) = build_node(pair.into_inner().next(), base)?;
+            Ok((
+                Expr {
+                    kind: inner.kind,
+                    span,
+                },
+                depth,
+            ))
         }
         Rule::list => {
-            let items = pair
-                .into_inner()
-                .map(|p| build(Some(p), base))
-                .collect::<Result<_, _>>()?;
-            Ok(expr(ExprKind::List { items }))
+            let mut items = Vec::new();
+            let mut depth = 0;
+            for p in pair.into_inner() {
+                let (item, d) = build_node(Some(p), base)?;
+                depth = depth.max(d);
+                items.push(item);
+            }
+            let depth = deeper(depth, span)?;
+            Ok((
+                Expr {
+                    kind: ExprKind::List { items },
+                    span,
+                },
+                depth,
+            ))
         }
         Rule::map => {
             let mut entries = Vec::new();
+            let mut depth = 0;
             for entry in pair.into_inner() {
                 let mut kv = entry.into_inner();
-                let key = build(kv.next(), base)?;
-                let value = build(kv.next(), base)?;
+                let (key, dk) = build_node(kv.next(), base)?;
+                let (value, dv) = build_node(kv.next(), base)?;
+                depth = depth.max(dk).max(dv);
                 entries.push((key, value));
             }
-            Ok(expr(ExprKind::Map { entries }))
+            let depth = deeper(depth, span)?;
+            Ok((
+                Expr {
+                    kind: ExprKind::Map { entries },
+                    span,
+                },
+                depth,
+            ))
         }
-        Rule::identifier => Ok(expr(ExprKind::Ident {
+        Rule::identifier => leaf(ExprKind::Ident {
             name: pair.as_str().to_owned(),
-        })),
-        Rule::null => Ok(expr(ExprKind::Null)),
-        Rule::boolean => Ok(expr(ExprKind::Bool {
+        }),
+        Rule::null => leaf(ExprKind::Null),
+        Rule::boolean => leaf(ExprKind::Bool {
             value: pair.as_str() == "true",
-        })),
-        Rule::number => number(pair.as_str(), span),
+        }),
+        Rule::number => Ok((number(pair.as_str(), span)?, 1)),
         Rule::string => {
             let value = decode_string(pair.as_str(), span.start)?;
-            Ok(expr(ExprKind::String { value }))
+            leaf(ExprKind::String { value })
         }
         _ => Err(missing(span.start)),
     }
 }
 
-fn arguments(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Vec<Expr>, SyntaxError> {
-    match pair {
-        None => Ok(Vec::new()),
-        Some(args) => args.into_inner().map(|p| build(Some(p), base)).collect(),
+/// The arguments of a call and the depth of the deepest.
+fn arguments(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<(Vec<Expr>, usize), SyntaxError> {
+    let mut args = Vec::new();
+    let mut depth = 0;
+    if let Some(pair) = pair {
+        for p in pair.into_inner() {
+            let (arg, d) = build_node(Some(p), base)?;
+            depth = depth.max(d);
+            args.push(arg);
+        }
     }
+    Ok((args, depth))
 }
 
 fn binary_op(text: &str) -> BinaryOp {
@@ -423,6 +522,7 @@ fn number(text: &str, span: Span) -> Result<Expr, SyntaxError> {
         span,
         message: format!("number `{text}` is out of range"),
         help: Some("integers are 64-bit signed; doubles must be finite".to_owned()),
+        kind: SyntaxErrorKind::Syntax,
     };
     let is_double =
         !(text.starts_with("0x") || text.starts_with("0X")) && text.contains(['.', 'e', 'E']);
@@ -462,6 +562,7 @@ fn decode_string(raw: &str, start: usize) -> Result<String, SyntaxError> {
             help: Some(
                 "escapes are \\\\ \\' \\\" \\n \\r \\t \\b \\f \\v \\a \\? \\` \\xHH \\uHHHH \\UHHHHHHHH and \\ooo".to_owned(),
             ),
+            kind: SyntaxErrorKind::Syntax,
         }
         };
         let Some((_, e)) = chars.next() else {
@@ -716,8 +817,51 @@ mod tests {
         let deep = "(".repeat(10_000) + "1" + &")".repeat(10_000);
         let e = error(&deep);
         assert_eq!(e.span, Span::new(MAX_NESTING, MAX_NESTING + 1));
+        assert_eq!(e.kind, SyntaxErrorKind::TooComplex);
         let ok = "(".repeat(MAX_NESTING) + "1" + &")".repeat(MAX_NESTING);
         assert!(parse_expression(&ok).is_ok());
+    }
+
+    /// Chains fold without brackets, so the nesting cap does not see them; the tree depth
+    /// cap does, before anything walks the tree (a chain of 7 000 terms used to overflow the
+    /// stack while typing it, dropping it or writing it into a record).
+    #[test]
+    fn long_chains_are_too_complex_not_a_crash() {
+        let chains = [
+            vec!["a"; 7000].join(" + "),
+            vec!["x"; 7000].join(" && "),
+            "!".repeat(7000) + "x",
+            "-".repeat(7000) + "1",
+            "x".to_owned() + &".x".repeat(7000),
+            "s".to_owned() + &".lower()".repeat(7000),
+            "x".to_owned() + &"[0]".repeat(7000),
+            vec!["a"; 7000].join(" == "),
+        ];
+        for chain in &chains {
+            let e = error(chain);
+            assert_eq!(e.kind, SyntaxErrorKind::TooComplex, "{}", &chain[..20]);
+            assert!(e.span.end <= chain.len() && e.span.start < e.span.end);
+            assert!(e.message.contains("64 levels"), "{}", e.message);
+        }
+        // Inside a template, the span is inside the string.
+        let text = format!("n = ${{ {} }}", vec!["a"; 200].join(" * "));
+        let e = parse_string_value(&text).unwrap_err();
+        assert_eq!(e.kind, SyntaxErrorKind::TooComplex);
+        assert!(e.span.start >= 6 && e.span.end < text.len(), "{:?}", e.span);
+    }
+
+    #[test]
+    fn chains_up_to_the_depth_limit_parse() {
+        // A chain of n binary operators is n levels above its leaves.
+        let ok = vec!["a"; MAX_DEPTH].join(" + ");
+        assert!(parse_expression(&ok).is_ok());
+        let too_deep = vec!["a"; MAX_DEPTH + 2].join(" + ");
+        assert_eq!(error(&too_deep).kind, SyntaxErrorKind::TooComplex);
+        let ok = "x".to_owned() + &".a".repeat(MAX_DEPTH - 1);
+        assert!(parse_expression(&ok).is_ok());
+        // Wide is fine: a list of 10 000 items is two levels deep.
+        let wide = format!("[{}]", vec!["1"; 10_000].join(", "));
+        assert!(parse_expression(&wide).is_ok());
     }
 
     #[test]

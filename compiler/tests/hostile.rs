@@ -1,0 +1,152 @@
+//! Drafts written to break lwirc: expressions past the language's limits, records that must
+//! read back, through the built binary.
+
+mod common;
+
+use std::fs;
+
+use common::*;
+
+/// The example draft with `when` of the `write` step set to `expression`.
+fn draft_with_when(expression: &str) -> serde_json::Value {
+    let mut draft = example_draft();
+    draft["steps"][3]["when"] = serde_json::Value::String(format!("${{ {expression} }}"));
+    draft
+}
+
+/// `input.repo == 'a' || …` with `terms` terms: 3 levels for the first, one more for each
+/// further term.
+fn or_chain(terms: usize) -> String {
+    vec!["input.repo == 'a'"; terms].join(" || ")
+}
+
+fn findings(out: &std::process::Output) -> Vec<serde_json::Value> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["findings"].as_array().unwrap().clone()
+}
+
+/// Chains without brackets used to overflow the stack (`fatal runtime error: stack
+/// overflow`, a signal instead of an exit status) while the expression was typed.
+#[test]
+fn long_expression_chains_are_findings_not_crashes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chains = [
+        vec!["input.repo"; 7000].join(" + "),
+        vec!["input.repo == 'a'"; 7000].join(" && "),
+        "!".repeat(7000) + "true",
+        "input".to_owned() + &".repo".repeat(7000),
+        "input.repo".to_owned() + &".lower()".repeat(7000),
+    ];
+    for chain in &chains {
+        let draft = write_json(tmp.path(), "draft.json", &draft_with_when(chain));
+        let out = lwirc(
+            tmp.path(),
+            &[
+                "validate",
+                &draft,
+                "-d",
+                &example("workflow.json"),
+                "--format",
+                "json",
+            ],
+        );
+        assert_exit(&out, 1);
+        let found = findings(&out);
+        let too_complex: Vec<_> = found.iter().filter(|f| f["code"] == "LW212").collect();
+        assert_eq!(too_complex.len(), 1, "{found:#?}");
+        assert_eq!(too_complex[0]["pointer"], "/steps/3/when");
+        // The span is inside the string that holds the expression.
+        let bytes = fs::read(&draft).unwrap();
+        let start = too_complex[0]["span"]["start"].as_u64().unwrap() as usize;
+        let end = too_complex[0]["span"]["end"].as_u64().unwrap() as usize;
+        assert!(start < end && end <= bytes.len());
+        assert!(!bytes[start..end].contains(&b'"'), "{}", &chain[..30]);
+    }
+}
+
+/// An expression at the depth limit is checked, compiled, registered, and its record reads
+/// back: `registry show`, `list`, `verify` and `drift` work on it. (A record used to nest
+/// the typed tree as deep as the expression, so a chain of ~130 terms registered and then
+/// read back as corrupt.)
+#[test]
+fn the_deepest_expression_allowed_registers_and_reads_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let definition = example("workflow.json");
+    let draft = write_json(tmp.path(), "draft.json", &draft_with_when(&or_chain(62)));
+    let out = lwirc(
+        tmp.path(),
+        &["register", &draft, "-d", &definition, "--registry", "reg"],
+    );
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    for args in [
+        vec!["registry", "show", &version, "--registry", "reg"],
+        vec!["registry", "list", "--registry", "reg"],
+        vec!["registry", "verify", "--registry", "reg"],
+        vec!["drift", &version, "-d", &definition, "--registry", "reg"],
+    ] {
+        let out = lwirc(tmp.path(), &args);
+        assert_exit(&out, 0);
+    }
+    let show = lwirc(
+        tmp.path(),
+        &["registry", "show", &version, "--registry", "reg"],
+    );
+    let record: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let when = record["expressions"]["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["pointer"] == "/steps/3/when")
+        .unwrap();
+    // 62 comparisons of a member of `input` with a string, and 61 `||`: 4 nodes a term.
+    assert_eq!(when["nodes"].as_array().unwrap().len(), 62 * 4 + 61);
+    assert_eq!(
+        when["nodes"].as_array().unwrap().last().unwrap()["op"],
+        "or"
+    );
+    // One past the limit is refused at validation, and nothing is stored.
+    let draft = write_json(tmp.path(), "deeper.json", &draft_with_when(&or_chain(63)));
+    let out = lwirc(
+        tmp.path(),
+        &["register", &draft, "-d", &definition, "--registry", "reg"],
+    );
+    assert_exit(&out, 1);
+    let said = stdout(&out) + &stderr(&out);
+    assert!(said.contains("LW212"), "{said}");
+    let list = lwirc(
+        tmp.path(),
+        &["registry", "list", "--registry", "reg", "--format", "json"],
+    );
+    assert_exit(&list, 0);
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+}
+
+/// A record grows linearly with the draft: twice as long an expression, about twice the
+/// record. (With the typed tree nested and pretty-printed, each node was indented as deep
+/// as it sat, and the record grew with the square of the chain: a 39 KB draft once gave a
+/// 136 MB record.)
+#[test]
+fn records_grow_linearly_with_the_expressions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let definition = example("workflow.json");
+    let mut sizes = Vec::new();
+    for terms in [30, 60] {
+        let dir = tmp.path().join(format!("t{terms}"));
+        fs::create_dir(&dir).unwrap();
+        let draft = write_json(&dir, "draft.json", &draft_with_when(&or_chain(terms)));
+        let out = lwirc(
+            &dir,
+            &["register", &draft, "-d", &definition, "--registry", "reg"],
+        );
+        assert_exit(&out, 0);
+        let version = stdout(&out).trim().to_owned();
+        let show = lwirc(&dir, &["registry", "show", &version, "--registry", "reg"]);
+        assert_exit(&show, 0);
+        sizes.push(show.stdout.len() as f64);
+    }
+    // The rest of the record is the same in both; the expression's part doubles.
+    let ratio = sizes[1] / sizes[0];
+    assert!(ratio < 2.2, "record sizes {sizes:?}: ratio {ratio:.2}");
+}
