@@ -150,3 +150,42 @@ fn records_grow_linearly_with_the_expressions() {
     let ratio = sizes[1] / sizes[0];
     assert!(ratio < 2.2, "record sizes {sizes:?}: ratio {ratio:.2}");
 }
+
+/// A planner answering a draft with a 7 000-term chain used to kill `compile` (no
+/// `session.failed`), and `--resume` replayed the answer and died again. Now the draft gets
+/// its finding, the repair loop goes on, and the session ends with a report.
+#[test]
+fn compile_survives_a_planner_answering_a_huge_chain() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = vec!["input.repo == 'a'"; 7000].join(" && ");
+    let answers_dir = answers(tmp.path(), &[draft_answer(&draft_with_when(&chain))]);
+    let session = tmp.path().join("session");
+    let out = lwirc(
+        tmp.path(),
+        &[
+            "compile",
+            &example("workflow.json"),
+            "--input",
+            &example("input.json"),
+            "--planner",
+            &scripted_planner(&answers_dir),
+            "--registry",
+            "reg",
+            "--session",
+            &session.display().to_string(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_exit(&out, 1);
+    let log = fs::read_to_string(session.join("events.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        log.contains("LW212"),
+        "the validation of the answer names LW212"
+    );
+    assert_eq!(events.last().unwrap()["event"], "session.failed");
+}
