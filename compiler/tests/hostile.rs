@@ -189,3 +189,43 @@ fn compile_survives_a_planner_answering_a_huge_chain() {
     );
     assert_eq!(events.last().unwrap()["event"], "session.failed");
 }
+
+/// The LWIR a registry gives back (`registry show --lwir`) is canonical and hashes to its
+/// version, also with a number RFC 8785 writes as a long integer: `1e20` is stored as
+/// `100000000000000000000`, which lwirc's reader used to refuse (LW005).
+#[test]
+fn stored_lwir_hashes_to_its_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut draft = example_draft();
+    draft["x-budget"] = serde_json::json!([1e20, 2.5e19, 1e21]);
+    let draft = write_json(tmp.path(), "draft.json", &draft);
+    let out = lwirc(
+        tmp.path(),
+        &[
+            "register",
+            &draft,
+            "-d",
+            &example("workflow.json"),
+            "--registry",
+            "reg",
+        ],
+    );
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    let show = lwirc(
+        tmp.path(),
+        &["registry", "show", &version, "--lwir", "--registry", "reg"],
+    );
+    assert_exit(&show, 0);
+    assert!(
+        stdout(&show).contains("[100000000000000000000,25000000000000000000,1e+21]"),
+        "{}",
+        stdout(&show)
+    );
+    let hash = lwirc_with_stdin(tmp.path(), &["hash", "-"], &show.stdout);
+    assert_exit(&hash, 0);
+    assert_eq!(stdout(&hash).trim(), version);
+    let canon = lwirc_with_stdin(tmp.path(), &["canon", "-"], &show.stdout);
+    assert_exit(&canon, 0);
+    assert_eq!(canon.stdout, show.stdout);
+}

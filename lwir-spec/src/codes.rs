@@ -237,7 +237,9 @@ code_table! {
     /// An integer is outside the range every JSON reader represents exactly.
     ///
     /// ## What it does
-    /// Reports integers outside ±(2^53 − 1), the I-JSON interoperable range.
+    /// Reports integers outside ±(2^53 − 1), the I-JSON interoperable range, unless the
+    /// literal is exactly how RFC 8785 writes the double it denotes (`100000000000000000000`
+    /// for 1e20, as `lwirc canon` writes it), which reads back as that double losing nothing.
     ///
     /// ## Why it matters
     /// Beyond 2^53 many readers (JavaScript, and any that go through a double) round the

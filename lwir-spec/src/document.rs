@@ -24,6 +24,14 @@ use crate::span::Span;
 /// The deepest nesting of arrays and objects the reader accepts (the same as `serde_json`).
 pub const MAX_DEPTH: usize = 128;
 
+/// Whether the integer literal `text` is exactly how RFC 8785 (ECMAScript) writes the
+/// double `value` it denotes: `100000000000000000000` for 1e20, as `lwirc canon` writes it.
+/// Such a literal beyond ±(2^53 − 1) came from a double and reads back as that double with
+/// nothing lost; any other (`9007199254740993`, which becomes …992) would be rounded.
+fn is_canonical_double(text: &str, value: f64) -> bool {
+    value.is_finite() && ryu_js::Buffer::new().format_finite(value) == text
+}
+
 /// The largest integer magnitude that every JSON reader represents exactly (2^53 − 1).
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -724,8 +732,20 @@ impl Reader<'_> {
         let value: f64 = text.parse().unwrap_or(f64::INFINITY);
         let mut integer = None;
         if integral {
-            integer = text.parse::<i64>().ok();
-            if integer.is_none_or(|i| i.unsigned_abs() > MAX_SAFE_INTEGER as u64) {
+            integer = text
+                .parse::<i64>()
+                .ok()
+                .filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER as u64);
+            if integer.is_none() && !is_canonical_double(text, value) {
+                let help = if value.is_finite() {
+                    format!(
+                        "readers that use doubles read it as {}; write it as a string, or as \
+                         that double",
+                        ryu_js::Buffer::new().format_finite(value)
+                    )
+                } else {
+                    "write it as a string".to_owned()
+                };
                 self.findings.push(
                     Finding::new(
                         Code::IntegerOutOfRange,
@@ -733,7 +753,7 @@ impl Reader<'_> {
                         span,
                         format!("integer {text} is outside ±(2^53 − 1)"),
                     )
-                    .with_help("readers that use doubles round it silently; write it as a string"),
+                    .with_help(help),
                 );
             }
         }
@@ -1029,7 +1049,7 @@ mod tests {
     #[test]
     fn reports_integers_beyond_the_safe_range() {
         let src =
-            "[9007199254740991, 9007199254740992, -9007199254740993, 123456789012345678901234]";
+            "[9007199254740991, 9007199254740993, -9007199254740993, 123456789012345678901234]";
         let found = codes(src);
         assert_eq!(
             found,
@@ -1039,6 +1059,15 @@ mod tests {
                 (Code::IntegerOutOfRange, "/3".into(), Span::new(56, 80)),
             ]
         );
+        // How RFC 8785 writes a double beyond the range (what `lwirc canon` writes for 1e20,
+        // 2^53 and 2^60) reads back as that double: nothing is rounded.
+        let src = "[100000000000000000000, 9007199254740992, -1152921504606847000]";
+        assert_eq!(codes(src), vec![]);
+        let doc = read(src.as_bytes().to_vec()).document.unwrap();
+        let first = doc.root().as_array().unwrap()[0].as_number().unwrap();
+        assert_eq!((first.value, first.integer), (1e20, None));
+        // The exact digits of 2^60 are not how RFC 8785 writes it: they would be rewritten.
+        assert_eq!(codes("[1152921504606846976]").len(), 1);
     }
 
     #[test]
