@@ -713,7 +713,11 @@ code_table! {
     /// ## What it does
     /// Types member access against the schemas: reading a property that the producing schema
     /// does not define, on an object that allows no other properties, or reading a property of a
-    /// value that is not an object.
+    /// value that is not an object. An object schema that lists `properties` and does not set
+    /// `additionalProperties` (a `model.call`'s `output`, a tool's output) allows other names
+    /// but says nothing of them, so an unguarded read of an unlisted one is reported too (with
+    /// "did you mean"); where the schema sets `additionalProperties` to `true` or a schema,
+    /// or the read is guarded by `has(…)`, it is LW210 at most.
     ///
     /// ## Why it matters
     /// The read always fails at run time; usually a typo or a misunderstanding of a tool's output.
@@ -730,7 +734,8 @@ code_table! {
     ///
     /// ## Fix safety
     /// Replacing the property with the only defined property one edit away is
-    /// machine-applicable.
+    /// machine-applicable on a closed object; on one that is open because it does not set
+    /// `additionalProperties` the fix is maybe-incorrect (the name could exist at run time).
     UnknownProperty = "LW207", "unknown-property", Expression, Error, Stable;
 
     /// An expression has the wrong type for where it is used.
@@ -783,8 +788,9 @@ code_table! {
     /// An expression reads a value that may be absent without checking.
     ///
     /// ## What it does
-    /// Warns when an expression reads a property that its schema does not list as `required`,
-    /// or the output of a step that may be skipped (`when`, a branch case), outside `has(…)` or a
+    /// Warns when an expression reads a property that its schema does not list as `required`
+    /// (or does not list at all, when `additionalProperties` is `true` or a schema), or the
+    /// output of a step that may be skipped (`when`, a branch case), outside `has(…)` or a
     /// `has(…) ? … : …` / `has(…) && …` guard.
     ///
     /// ## Why it matters

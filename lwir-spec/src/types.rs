@@ -146,6 +146,11 @@ pub struct ObjectTy {
     /// The type of every other property: [`Ty::Any`] when `additionalProperties` is absent
     /// or `true` (an *open* object), [`Ty::Never`] when `false` (*closed*), else its type.
     pub rest: Ty,
+    /// Whether the object is open only because `additionalProperties` is not written: other
+    /// properties are allowed, but the schema says nothing of them. Reading an undeclared
+    /// property of such an object that declares properties is then most likely a typo
+    /// (LW207), while an explicit `true` or schema makes it a maybe-absent read (LW210).
+    pub open_by_default: bool,
     /// `minProperties` (0 when absent).
     pub min_properties: u64,
     /// `maxProperties`.
@@ -212,6 +217,7 @@ impl Default for ObjectTy {
         ObjectTy {
             properties: Vec::new(),
             rest: Ty::Any,
+            open_by_default: true,
             min_properties: 0,
             max_properties: None,
         }
@@ -443,6 +449,7 @@ impl Ty {
                     })
                     .collect(),
                 rest: Ty::Never,
+                open_by_default: false,
                 min_properties: 0,
                 max_properties: None,
             })),
@@ -492,6 +499,7 @@ impl Ty {
                     })
                     .collect(),
                 rest: o.rest.widen(),
+                open_by_default: o.open_by_default,
                 min_properties: 0,
                 max_properties: None,
             })),
@@ -941,6 +949,7 @@ fn intersect_objects(a: &ObjectTy, b: &ObjectTy) -> ObjectTy {
     ObjectTy {
         properties,
         rest: a.rest.intersect(&b.rest),
+        open_by_default: a.open_by_default && b.open_by_default,
         min_properties: a.min_properties.max(b.min_properties),
         max_properties: min_option(a.max_properties, b.max_properties),
     }
@@ -1346,6 +1355,7 @@ impl<'r, S: Source> Builder<'r, S> {
         Ty::Object(Box::new(ObjectTy {
             properties,
             rest,
+            open_by_default: s.get("additionalProperties").is_none(),
             min_properties: s.get("minProperties").and_then(Source::count).unwrap_or(0),
             max_properties: s.get("maxProperties").and_then(Source::count),
         }))

@@ -529,6 +529,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 Ty::Object(Box::new(ObjectTy {
                     properties,
                     rest: Ty::Never,
+                    open_by_default: false,
                     min_properties: 0,
                     max_properties: None,
                 }))
@@ -727,6 +728,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     Ty::Object(Box::new(ObjectTy {
                         properties,
                         rest,
+                        open_by_default: false,
                         min_properties: 0,
                         max_properties: None,
                     })),
@@ -1036,7 +1038,10 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             );
             return Ty::Any;
         }
-        match ty.property(name) {
+        // An object schema that lists properties and leaves `additionalProperties` unset
+        // says nothing of other names: reading one unguarded is almost always a typo.
+        let typo = undeclared_by_default(ty, name) && !self.is_guarded(whole);
+        match ty.property(name).filter(|_| !typo) {
             Some((t, maybe_absent)) => {
                 if maybe_absent && !matches!(ty, Ty::Any | Ty::Opaque(_)) && !self.is_guarded(whole)
                 {
@@ -1077,7 +1082,14 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         finding = finding.with_help(format!("did you mean `{c}`?"));
                         // The fix edits the JSON string: only certain when the name occurs once.
                         match self.rewrite(name_span, c) {
+                            // On an object open by default the name could still be
+                            // there at run time: show the fix, never apply it unattended.
                             Some(fixed) if applicability == Applicability::MachineApplicable => {
+                                let applicability = if typo {
+                                    Applicability::MaybeIncorrect
+                                } else {
+                                    applicability
+                                };
                                 finding.with_fix(Fix::replace(
                                     applicability,
                                     self.site.pointer,
@@ -1093,6 +1105,15 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         one_of(names.iter().map(String::as_str))
                     )),
                 };
+                if typo {
+                    let note = "the schema does not set `additionalProperties`, so only the \
+                                properties it lists are known; guard with `has(…)` or set \
+                                `additionalProperties` to read others";
+                    finding.help = Some(match finding.help.take() {
+                        Some(help) => format!("{help} ({note})"),
+                        None => note.to_owned(),
+                    });
+                }
                 self.checker.push(finding);
                 Ty::Any
             }
@@ -1590,6 +1611,19 @@ fn size_bound(ty: &Ty) -> u64 {
         Ty::String(s) => s.max_len.unwrap_or(DEFAULT_LIST_BOUND),
         Ty::Literal(serde_json::Value::String(s)) => s.chars().count() as u64,
         other => list_bound(other),
+    }
+}
+
+/// Whether every object `ty` can be lists properties, leaves `additionalProperties` unset
+/// and does not list `name`.
+fn undeclared_by_default(ty: &Ty, name: &str) -> bool {
+    match ty {
+        Ty::Object(o) => o.open_by_default && !o.properties.is_empty() && o.prop(name).is_none(),
+        Ty::Union(members) => {
+            let mut objects = members.iter().filter(|m| may_be(m, OBJECT)).peekable();
+            objects.peek().is_some() && objects.all(|m| undeclared_by_default(m, name))
+        }
+        _ => false,
     }
 }
 
