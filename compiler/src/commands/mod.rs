@@ -21,6 +21,7 @@ use lwir_spec::codes::Validator;
 use lwir_spec::document;
 use lwirc::pipeline::{self, Source};
 use lwirc::render::human;
+use lwirc::render::terminal::sanitize;
 
 /// Reads `path`, or standard input for `-`.
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
@@ -185,7 +186,7 @@ pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8
     match error.downcast::<lwirc::registry::RegistryError>() {
         Ok(lwirc::registry::RegistryError::Storage(e)) => Err(e.into()),
         Ok(e) => {
-            eprintln!("lwirc: {e}");
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(crate::exit::FINDINGS)
         }
         Err(other) => Err(other),

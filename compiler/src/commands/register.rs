@@ -6,6 +6,7 @@ use std::time::SystemTime;
 use lwirc::pipeline;
 use lwirc::registry::{Registered, Registration, Registry, RegistryError};
 use lwirc::render::human;
+use lwirc::render::terminal::sanitize;
 
 use super::{ColorChoice, print, read_pair, registry_dir, stderr_color};
 use crate::exit;
@@ -64,7 +65,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(registration) => registration,
         Err(why) => {
             print(&human::render(&validation, options(args.color.enabled())))?;
-            eprintln!("lwirc: not registered: {why}");
+            eprintln!("lwirc: not registered: {}", sanitize(&why.to_string()));
             return Ok(exit::FINDINGS);
         }
     };
@@ -78,7 +79,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(Registered::New(entry)) => {
             eprintln!(
                 "registered `{}` as {} in {}",
-                entry.record.workflow,
+                sanitize(&entry.record.workflow),
                 entry.version,
                 dir.display()
             );
@@ -88,7 +89,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(Registered::Already(entry)) => {
             eprintln!(
                 "{} is already registered (`{}`, {}) with the same snapshot; nothing written",
-                entry.version, entry.record.workflow, entry.record.registered_at
+                entry.version,
+                sanitize(&entry.record.workflow),
+                sanitize(&entry.record.registered_at)
             );
             print(&format!("{}\n", entry.version))?;
             Ok(exit::OK)
@@ -99,17 +102,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
                  capability/model snapshot; what differs today:"
             );
             for change in changes {
-                eprintln!("  - {change}");
+                eprintln!("  - {}", sanitize(&change.to_string()));
             }
             eprintln!(
                 "a version is immutable: `lwirc drift {version} -d {}` shows the same",
-                args.definition
+                sanitize(&args.definition)
             );
             Ok(exit::FINDINGS)
         }
         Err(RegistryError::Storage(e)) => Err(e.into()),
         Err(e) => {
-            eprintln!("lwirc: {e}");
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(exit::FINDINGS)
         }
     }
