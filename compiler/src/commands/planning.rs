@@ -228,7 +228,13 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
                 })
                 .collect();
             let back = if rolled_back > 0 {
-                format!(", rolled back {rolled_back}")
+                let why: Vec<String> = data["rolled_back"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(rollback_text)
+                    .collect();
+                format!(", rolled back {rolled_back} ({})", why.join("; "))
             } else {
                 String::new()
             };
@@ -240,6 +246,30 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
         // The command itself says how the session ended.
         _ => {}
     }
+}
+
+/// A rolled-back fix (as logged) and why: `LW301 /steps/0/tool: it added LW304
+/// /steps/0/args/state`.
+fn rollback_text(fix: &Value) -> String {
+    let code_and_pointer = |v: &Value| {
+        format!(
+            "{} {}",
+            sanitize(v["code"].as_str().unwrap_or("")),
+            pointer_text(v["pointer"].as_str().unwrap_or(""))
+        )
+    };
+    let added: Vec<String> = fix["added_errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(code_and_pointer)
+        .collect();
+    let why = if added.is_empty() {
+        "its patch no longer applied".to_owned()
+    } else {
+        format!("it added {}", added.join(", "))
+    };
+    format!("{}: {why}", code_and_pointer(fix))
 }
 
 fn pointer_text(pointer: &str) -> std::borrow::Cow<'_, str> {
@@ -278,7 +308,11 @@ pub(crate) fn report(
         ReportFormat::Human => {
             if !report.converged() {
                 if let Some(draft) = &outcome.draft {
-                    let validation = check.validation(draft);
+                    let mut validation = check.validation(draft);
+                    if let Some(dir) = session {
+                        // The file the session keeps it in.
+                        validation.draft.name = dir.join("last-draft.json").display().to_string();
+                    }
                     if !validation.findings.is_empty() {
                         eprintln!("\nthe last draft:");
                         eprint!(
@@ -293,6 +327,10 @@ pub(crate) fn report(
                             )
                         );
                     }
+                }
+                for fix in &report.rolled_back {
+                    let fix = serde_json::to_value(fix).unwrap_or_default();
+                    eprintln!("safe fix rolled back: {}", rollback_text(&fix));
                 }
                 for f in &report.planner_findings {
                     let call = f.call.map(|c| format!(" (call {c})")).unwrap_or_default();

@@ -20,7 +20,8 @@ use crate::exit;
 /// snapshot of every tool and model slot the draft references (hashes of each tool's
 /// description and schemas; each slot's model, quality, capabilities and context size), the
 /// validation result with its warnings, the lwirc version and the time. The version is
-/// printed on standard output; everything else goes to standard error.
+/// printed on standard output, and warnings and progress on standard error; the findings
+/// of a draft with errors are printed on standard output (nothing is registered).
 ///
 /// Registering the same draft again is idempotent (exit 0, nothing written). Registering it
 /// against a definition whose referenced tools or slots differ from the recorded snapshot
@@ -110,7 +111,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
             );
             Ok(exit::FINDINGS)
         }
-        Err(RegistryError::Storage(e)) => Err(e.into()),
+        Err(RegistryError::Storage(e)) => Err(super::storage_error(e)),
         Err(e) => {
             eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(exit::FINDINGS)

@@ -6,7 +6,7 @@ use lwirc::registry::{Registry, RegistryError};
 use lwirc::render::terminal::sanitize;
 use serde::Serialize;
 
-use super::{print, print_bytes, registry_dir, registry_failure};
+use super::{existing_registry, print, print_bytes, registry_dir, registry_failure};
 use crate::exit;
 
 /// Read and check the registry of workflow versions.
@@ -19,8 +19,8 @@ use crate::exit;
 /// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
 /// current directory.
 ///
-/// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error or unreadable
-/// registry.
+/// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error, or a registry
+/// that does not exist or cannot be read.
 ///
 /// Examples:
 ///   lwirc registry list
@@ -81,7 +81,9 @@ struct Listed<'a> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let registry = Registry::at(registry_dir(args.registry));
+    let dir = registry_dir(args.registry);
+    existing_registry(&dir)?;
+    let registry = Registry::at(&dir);
     let outcome = match args.command {
         RegistryCommand::List { format } => list(&registry, format),
         RegistryCommand::Show { version, lwir } => show(&registry, &version, lwir),
