@@ -63,7 +63,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("lwirc: {error:#}");
+            let error = format!("{error:#}");
+            eprintln!("lwirc: {}", lwirc::render::terminal::sanitize(&error));
             ExitCode::from(exit::USAGE)
         }
     }

@@ -342,8 +342,9 @@ fn list_shows_name_version_and_time() {
             ],
         )
     };
-    assert_exit(&list("human"), 0);
-    assert_eq!(stdout(&list("human")), "");
+    // No registry yet: a usage error naming it, not an empty list.
+    assert_exit(&list("human"), 2);
+    assert!(stderr(&list("human")).contains(REGISTRY));
     let workflow = example("workflow.json");
     let v0 = stdout(&register(tmp.path(), &variant(tmp.path(), 0), &workflow));
     let v1 = stdout(&register(tmp.path(), &variant(tmp.path(), 1), &workflow));

@@ -137,6 +137,19 @@ pub struct AppliedFix {
     pub message: String,
     /// The patch.
     pub patch: Vec<PatchOp>,
+    /// For a fix rolled back because the draft had new errors after it: those errors. Empty
+    /// for a fix kept, and for one whose patch no longer applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub added_errors: Vec<AddedError>,
+}
+
+/// An error a fix added (by code and pointer), which made it be rolled back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AddedError {
+    /// The new error's code.
+    pub code: &'static str,
+    /// Its pointer.
+    pub pointer: String,
 }
 
 /// One pass of fixes.
@@ -284,7 +297,7 @@ fn run_pass(
     let mut current = (document.clone(), before.clone());
     let mut kept = Vec::new();
     let mut kept_bytes = None;
-    for fix in applied {
+    for mut fix in applied {
         let mut next = current.0.clone();
         if crate::apply(&mut next, &fix.patch).is_err() {
             rolled_back.push(fix);
@@ -292,7 +305,9 @@ fn run_pass(
         }
         let bytes = to_bytes(&next);
         let checked = check.check(&bytes);
-        if adds_errors(&current.1, &checked) {
+        let added = added_errors(&current.1, &checked);
+        if !added.is_empty() {
+            fix.added_errors = added;
             rolled_back.push(fix);
         } else {
             current = (next, checked);
@@ -306,12 +321,21 @@ fn run_pass(
 
 /// Whether `after` has an error (by code and pointer) that `before` did not.
 fn adds_errors(before: &Checked, after: &Checked) -> bool {
+    !added_errors(before, after).is_empty()
+}
+
+/// The errors (by code and pointer) `after` has and `before` did not, in finding order.
+fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
     let old = before.error_keys();
     after
         .findings
         .iter()
-        .filter(|f| f.is_error())
-        .any(|f| !old.contains(&(f.code, f.pointer.as_str())))
+        .filter(|f| f.is_error() && !old.contains(&(f.code, f.pointer.as_str())))
+        .map(|f| AddedError {
+            code: f.code.as_str(),
+            pointer: f.pointer.clone(),
+        })
+        .collect()
 }
 
 /// The machine-applicable fixes of errors in the draft, in finding order, keeping each only
@@ -338,6 +362,7 @@ fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
             pointer: f.pointer.clone(),
             message: f.message.clone(),
             patch: fix.patch.clone(),
+            added_errors: Vec::new(),
         });
     }
     out

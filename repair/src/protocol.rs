@@ -151,7 +151,11 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
         let why = match read.findings.first() {
             Some(f) if !stdout.iter().all(u8::is_ascii_whitespace) => {
                 let line = 1 + lwir_spec::span::LineIndex::new(stdout).line_of(f.span.start);
-                format!("{} (line {line}, byte {})", f.message, f.span.start)
+                format!(
+                    "{} (line {line}, byte {})",
+                    excerpt(&f.message),
+                    f.span.start
+                )
             }
             _ => "the planner printed nothing on standard output".to_owned(),
         };
@@ -190,7 +194,8 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
     {
         return Err(AnswerError::invalid(format!(
             "the answer is ambiguous: {} at byte {}",
-            f.message, f.span.start
+            excerpt(&f.message),
+            f.span.start
         )));
     }
     match kind {
@@ -224,9 +229,26 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
             )),
         },
         other => Err(AnswerError::invalid(format!(
-            "unknown answer kind `{other}`; expected \"draft\" or \"attention\""
+            "unknown answer kind `{}`; expected \"draft\" or \"attention\"",
+            excerpt(other)
         ))),
     }
+}
+
+/// The most bytes of a planner's text echoed in a message.
+const MAX_EXCERPT_BYTES: usize = 200;
+
+/// `text` when short; else its first [`MAX_EXCERPT_BYTES`] (cut at a character boundary)
+/// and its length: `xxxx… (4000 bytes)`. A garbage answer is not echoed back whole.
+fn excerpt(text: &str) -> String {
+    if text.len() <= MAX_EXCERPT_BYTES {
+        return text.to_owned();
+    }
+    let mut cut = MAX_EXCERPT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..cut], text.len())
 }
 
 fn bounded(rationale: &str) -> String {

@@ -19,7 +19,7 @@ use lwir_spec::Code;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::fixes::{self, Check, Checked, FixStop, Seen};
+use crate::fixes::{self, AppliedFix, Check, Checked, FixStop, Seen};
 use crate::harness::{Planner, PlannerFailure};
 use crate::journal::{Journal, JournalError};
 use crate::protocol::{Answer, PROTOCOL, Request};
@@ -228,6 +228,9 @@ pub struct Report {
     pub fixes_applied: u32,
     /// Fixes rolled back because they added an error.
     pub fixes_rolled_back: u32,
+    /// Those fixes, each with the errors it added (when that is why it was rolled back).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rolled_back: Vec<AppliedFix>,
     /// Codes involved in a repeated state.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cycle_codes: Vec<&'static str>,
@@ -274,6 +277,13 @@ impl Report {
                  involved: {}; {calls})",
                 self.cycle_codes.join(", ")
             ),
+            // Without a planner call a plan session has no draft, so no errors were counted.
+            (_, Some(Cause::NoPlannerBudget)) if self.proposals == 0 && self.errors == 0 => {
+                format!(
+                    "no planner call was allowed, so there was no draft to validate or fix \
+                     ({calls})"
+                )
+            }
             (_, Some(Cause::NoPlannerBudget)) => format!(
                 "safe fixes alone did not remove every error and no planner call was allowed \
                  ({calls})"
@@ -339,6 +349,7 @@ pub fn run(
             no_proposal: NoProposal::default(),
             fixes_applied: 0,
             fixes_rolled_back: 0,
+            rolled_back: Vec::new(),
             cycle_codes: Vec::new(),
             planner_findings: Vec::new(),
             errors: 0,
@@ -413,6 +424,7 @@ impl Loop<'_, '_> {
                     if logged.is_ok() {
                         report.fixes_applied += pass.applied.len() as u32;
                         report.fixes_rolled_back += pass.rolled_back.len() as u32;
+                        report.rolled_back.extend(pass.rolled_back.iter().cloned());
                         logged = journal.record(
                             "repair.applied",
                             json!({

@@ -239,7 +239,7 @@ fn register(
     let registry = Registry::at(&registry_dir);
     let entry = match registry.register(&registration) {
         Ok(Registered::New(entry) | Registered::Already(entry)) => entry,
-        Err(RegistryError::Storage(e)) => return Err(e.into()),
+        Err(RegistryError::Storage(e)) => return Err(super::storage_error(e)),
         Err(e) => {
             let why = format!("the registry refused the draft: {e}");
             journal.record("session.failed", failed_data(outcome, Some(why.clone())))?;

@@ -8,7 +8,8 @@ use lwirc::pipeline::{self, Source};
 use lwirc::registry::{Registry, RegistryError};
 
 use super::{
-    ColorChoice, Format, print, read_source, reader_validation, registry_dir, registry_failure,
+    ColorChoice, Format, existing_registry, print, read_source, reader_validation, registry_dir,
+    registry_failure,
 };
 use crate::exit;
 
@@ -25,7 +26,7 @@ use crate::exit;
 /// VERSION is `sha256:<hex>` or a unique prefix of its hex digits.
 ///
 /// Exit status: 0 no drift (warnings allowed), 3 drift, 1 version not found or registry
-/// corrupt, or WORKFLOW is not I-JSON, 2 usage error or unreadable file.
+/// corrupt, or WORKFLOW is not I-JSON, 2 usage error, unreadable file, or no registry.
 ///
 /// Examples:
 ///   lwirc drift 5c281a30 -d workflow.json
@@ -56,7 +57,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn check(args: Args) -> anyhow::Result<u8> {
-    let registry = Registry::at(registry_dir(args.registry));
+    let dir = registry_dir(args.registry);
+    existing_registry(&dir)?;
+    let registry = Registry::at(&dir);
     let version = registry.resolve(&args.version)?;
     let entry = registry
         .entry(&version)?

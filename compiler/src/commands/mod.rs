@@ -21,6 +21,7 @@ use lwir_spec::codes::Validator;
 use lwir_spec::document;
 use lwirc::pipeline::{self, Source};
 use lwirc::render::human;
+use lwirc::render::terminal::sanitize;
 
 /// Reads `path`, or standard input for `-`.
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
@@ -175,6 +176,28 @@ pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
     .unwrap_or_else(|| PathBuf::from(".lwir/registry"))
 }
 
+/// Fails (a usage error, exit 2) naming `dir` when there is no registry there: reading a
+/// mistyped path must not look like reading an empty registry. (`lwirc register` creates
+/// the directory instead.)
+pub(crate) fn existing_registry(dir: &std::path::Path) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "no registry at `{}`: the directory does not exist (`lwirc register` creates it; \
+             --registry DIR or $LWIR_REGISTRY choose another)",
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A storage failure as an error that says its cause once: a [`StorageError`]'s message
+/// already ends with the OS error, which is also its `source` (that `{:#}` would repeat).
+///
+/// [`StorageError`]: lwirc::registry::StorageError
+pub(crate) fn storage_error(e: lwirc::registry::StorageError) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
 /// Maps an expected registry failure (not found, ambiguous, corrupt, refused) to a message on
 /// standard error and exit 1; storage failures stay errors (exit 2).
 pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8> {
@@ -183,12 +206,15 @@ pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8
         Err(error) => error,
     };
     match error.downcast::<lwirc::registry::RegistryError>() {
-        Ok(lwirc::registry::RegistryError::Storage(e)) => Err(e.into()),
+        Ok(lwirc::registry::RegistryError::Storage(e)) => Err(storage_error(e)),
         Ok(e) => {
-            eprintln!("lwirc: {e}");
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(crate::exit::FINDINGS)
         }
-        Err(other) => Err(other),
+        Err(other) => match other.downcast::<lwirc::registry::StorageError>() {
+            Ok(e) => Err(storage_error(e)),
+            Err(other) => Err(other),
+        },
     }
 }
 

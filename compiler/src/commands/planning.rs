@@ -10,6 +10,7 @@ use lwir_repair::session::{Bounds, Outcome};
 use lwirc::manifest::{PlannerManifest, harness_id};
 use lwirc::pipeline::Source;
 use lwirc::render::human;
+use lwirc::render::terminal::sanitize;
 use lwirc::session::PipelineCheck;
 use serde_json::{Value, json};
 
@@ -114,7 +115,7 @@ pub(crate) fn load_definition(definition: &Source) -> Option<Loaded> {
         eprint!("{}", human::render(&errors, options));
         eprintln!(
             "lwirc: the definition `{}` has errors; fix them before asking a planner",
-            definition.name
+            sanitize(&definition.name)
         );
         return None;
     }
@@ -135,7 +136,8 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
     let mark = if replayed { "(replayed) " } else { "" };
     let data = &event.data;
     let num = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
+    let raw = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
+    let text = |key: &str| sanitize(raw(key));
     match event.event.as_str() {
         "harness.session.started" => {}
         "harness.model.called" => {
@@ -149,7 +151,7 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
             let answer = text("answer");
             // An attention's rationale is shown once, with its finding at the end.
             let detail = if answer == "draft" {
-                format!(" ({} bytes)", text("stdout").len())
+                format!(" ({} bytes)", raw("stdout").len())
             } else {
                 String::new()
             };
@@ -160,7 +162,7 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
         }
         "harness.tool_call.failed" => {
             eprintln!("{mark}  failed: {} {}", text("code"), text("message"));
-            let tail = text("stderr_tail");
+            let tail = raw("stderr_tail");
             if !tail.is_empty() {
                 for line in tail
                     .lines()
@@ -170,7 +172,7 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
                     .into_iter()
                     .rev()
                 {
-                    eprintln!("{mark}    | {line}");
+                    eprintln!("{mark}    | {}", sanitize(line));
                 }
             }
         }
@@ -201,9 +203,9 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
                 };
                 eprintln!(
                     "{mark}    {} {}: {}{fix}",
-                    f["code"].as_str().unwrap_or(""),
+                    sanitize(f["code"].as_str().unwrap_or("")),
                     pointer_text(f["pointer"].as_str().unwrap_or("")),
-                    f["message"].as_str().unwrap_or("")
+                    sanitize(f["message"].as_str().unwrap_or(""))
                 );
             }
             if errors.len() > 12 {
@@ -220,13 +222,19 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
                 .map(|f| {
                     format!(
                         "{} {}",
-                        f["code"].as_str().unwrap_or(""),
+                        sanitize(f["code"].as_str().unwrap_or("")),
                         pointer_text(f["pointer"].as_str().unwrap_or(""))
                     )
                 })
                 .collect();
             let back = if rolled_back > 0 {
-                format!(", rolled back {rolled_back}")
+                let why: Vec<String> = data["rolled_back"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(rollback_text)
+                    .collect();
+                format!(", rolled back {rolled_back} ({})", why.join("; "))
             } else {
                 String::new()
             };
@@ -240,8 +248,36 @@ pub(crate) fn progress(event: &Event, replayed: bool) {
     }
 }
 
-fn pointer_text(pointer: &str) -> &str {
-    if pointer.is_empty() { "/" } else { pointer }
+/// A rolled-back fix (as logged) and why: `LW301 /steps/0/tool: it added LW304
+/// /steps/0/args/state`.
+fn rollback_text(fix: &Value) -> String {
+    let code_and_pointer = |v: &Value| {
+        format!(
+            "{} {}",
+            sanitize(v["code"].as_str().unwrap_or("")),
+            pointer_text(v["pointer"].as_str().unwrap_or(""))
+        )
+    };
+    let added: Vec<String> = fix["added_errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(code_and_pointer)
+        .collect();
+    let why = if added.is_empty() {
+        "its patch no longer applied".to_owned()
+    } else {
+        format!("it added {}", added.join(", "))
+    };
+    format!("{}: {why}", code_and_pointer(fix))
+}
+
+fn pointer_text(pointer: &str) -> std::borrow::Cow<'_, str> {
+    if pointer.is_empty() {
+        "/".into()
+    } else {
+        sanitize(pointer)
+    }
 }
 
 /// Prints the final report: human on standard error (findings, planner problems, the
@@ -272,7 +308,11 @@ pub(crate) fn report(
         ReportFormat::Human => {
             if !report.converged() {
                 if let Some(draft) = &outcome.draft {
-                    let validation = check.validation(draft);
+                    let mut validation = check.validation(draft);
+                    if let Some(dir) = session {
+                        // The file the session keeps it in.
+                        validation.draft.name = dir.join("last-draft.json").display().to_string();
+                    }
                     if !validation.findings.is_empty() {
                         eprintln!("\nthe last draft:");
                         eprint!(
@@ -288,11 +328,15 @@ pub(crate) fn report(
                         );
                     }
                 }
+                for fix in &report.rolled_back {
+                    let fix = serde_json::to_value(fix).unwrap_or_default();
+                    eprintln!("safe fix rolled back: {}", rollback_text(&fix));
+                }
                 for f in &report.planner_findings {
                     let call = f.call.map(|c| format!(" (call {c})")).unwrap_or_default();
-                    eprintln!("error[{}]{call}: {}", f.code, f.message);
+                    eprintln!("error[{}]{call}: {}", f.code, sanitize(&f.message));
                     if let Some(help) = &f.help {
-                        eprintln!("  help: {help}");
+                        eprintln!("  help: {}", sanitize(help));
                     }
                 }
                 eprintln!("lwirc: not converged: {}", report.reason());

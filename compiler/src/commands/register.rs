@@ -6,6 +6,7 @@ use std::time::SystemTime;
 use lwirc::pipeline;
 use lwirc::registry::{Registered, Registration, Registry, RegistryError};
 use lwirc::render::human;
+use lwirc::render::terminal::sanitize;
 
 use super::{ColorChoice, print, read_pair, registry_dir, stderr_color};
 use crate::exit;
@@ -19,7 +20,8 @@ use crate::exit;
 /// snapshot of every tool and model slot the draft references (hashes of each tool's
 /// description and schemas; each slot's model, quality, capabilities and context size), the
 /// validation result with its warnings, the lwirc version and the time. The version is
-/// printed on standard output; everything else goes to standard error.
+/// printed on standard output, and warnings and progress on standard error; the findings
+/// of a draft with errors are printed on standard output (nothing is registered).
 ///
 /// Registering the same draft again is idempotent (exit 0, nothing written). Registering it
 /// against a definition whose referenced tools or slots differ from the recorded snapshot
@@ -64,7 +66,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(registration) => registration,
         Err(why) => {
             print(&human::render(&validation, options(args.color.enabled())))?;
-            eprintln!("lwirc: not registered: {why}");
+            eprintln!("lwirc: not registered: {}", sanitize(&why.to_string()));
             return Ok(exit::FINDINGS);
         }
     };
@@ -78,7 +80,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(Registered::New(entry)) => {
             eprintln!(
                 "registered `{}` as {} in {}",
-                entry.record.workflow,
+                sanitize(&entry.record.workflow),
                 entry.version,
                 dir.display()
             );
@@ -88,7 +90,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Ok(Registered::Already(entry)) => {
             eprintln!(
                 "{} is already registered (`{}`, {}) with the same snapshot; nothing written",
-                entry.version, entry.record.workflow, entry.record.registered_at
+                entry.version,
+                sanitize(&entry.record.workflow),
+                sanitize(&entry.record.registered_at)
             );
             print(&format!("{}\n", entry.version))?;
             Ok(exit::OK)
@@ -99,17 +103,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
                  capability/model snapshot; what differs today:"
             );
             for change in changes {
-                eprintln!("  - {change}");
+                eprintln!("  - {}", sanitize(&change.to_string()));
             }
             eprintln!(
                 "a version is immutable: `lwirc drift {version} -d {}` shows the same",
-                args.definition
+                sanitize(&args.definition)
             );
             Ok(exit::FINDINGS)
         }
-        Err(RegistryError::Storage(e)) => Err(e.into()),
+        Err(RegistryError::Storage(e)) => Err(super::storage_error(e)),
         Err(e) => {
-            eprintln!("lwirc: {e}");
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(exit::FINDINGS)
         }
     }

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use lwirc::registry::{Registry, RegistryError};
+use lwirc::render::terminal::sanitize;
 use serde::Serialize;
 
-use super::{print, print_bytes, registry_dir, registry_failure};
+use super::{existing_registry, print, print_bytes, registry_dir, registry_failure};
 use crate::exit;
 
 /// Read and check the registry of workflow versions.
@@ -18,8 +19,8 @@ use crate::exit;
 /// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
 /// current directory.
 ///
-/// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error or unreadable
-/// registry.
+/// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error, or a registry
+/// that does not exist or cannot be read.
 ///
 /// Examples:
 ///   lwirc registry list
@@ -80,7 +81,9 @@ struct Listed<'a> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let registry = Registry::at(registry_dir(args.registry));
+    let dir = registry_dir(args.registry);
+    existing_registry(&dir)?;
+    let registry = Registry::at(&dir);
     let outcome = match args.command {
         RegistryCommand::List { format } => list(&registry, format),
         RegistryCommand::Show { version, lwir } => show(&registry, &version, lwir),
@@ -102,20 +105,24 @@ fn list(registry: &Registry, format: ListFormat) -> anyhow::Result<u8> {
     let text = match format {
         ListFormat::Json => serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n",
         ListFormat::Human => {
-            let width = rows.iter().map(|r| r.workflow.len()).max().unwrap_or(0);
+            let shown: Vec<_> = rows
+                .iter()
+                .map(|r| (sanitize(r.workflow), sanitize(r.registered_at)))
+                .collect();
+            let width = shown
+                .iter()
+                .map(|(w, _)| w.chars().count())
+                .max()
+                .unwrap_or(0);
             rows.iter()
-                .map(|r| {
-                    format!(
-                        "{:<width$}  {}  {}\n",
-                        r.workflow, r.version, r.registered_at
-                    )
-                })
+                .zip(&shown)
+                .map(|(r, (workflow, at))| format!("{workflow:<width$}  {}  {at}\n", r.version))
                 .collect()
         }
     };
     print(&text)?;
     for problem in &problems {
-        eprintln!("lwirc: {problem}");
+        eprintln!("lwirc: {}", sanitize(&problem.to_string()));
     }
     Ok(if problems.is_empty() {
         exit::OK
@@ -145,8 +152,8 @@ fn verify(registry: &Registry) -> anyhow::Result<u8> {
         text.push_str(&format!(
             "{:<10}  {}: {}\n",
             issue.kind.as_str(),
-            issue.location,
-            issue.detail
+            sanitize(&issue.location),
+            sanitize(&issue.detail)
         ));
     }
     let problems = report.issues.iter().filter(|i| i.kind.is_problem()).count();

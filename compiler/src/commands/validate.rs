@@ -6,9 +6,11 @@ use lwirc::pipeline;
 
 /// Validate an LWIR draft and report every problem at once.
 ///
-/// Runs all validators (document, shape, capability, model, graph & bounds) and prints
-/// every finding with its code, JSON Pointer and exact bytes. Without `-d`, the checks that
-/// need the workflow definition are skipped and a warning says so.
+/// Runs every validator — document (strict I-JSON), shape (the meta-schemas), expression,
+/// capability (tools), model (slots), compat (values flowing into schemas), graph (ids,
+/// cycles, bounds) — and prints every finding with its code, JSON Pointer and exact bytes.
+/// Without `-d`, the checks that need the workflow definition are skipped and a warning
+/// says so.
 ///
 /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error or
 /// unreadable file.

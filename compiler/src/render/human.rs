@@ -16,6 +16,7 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
+use super::terminal::{is_unsafe, sanitize};
 use crate::pipeline::{Source, Validation};
 
 /// How to render.
@@ -74,9 +75,10 @@ fn summary_line(validation: &Validation) -> String {
         (0, w) => plural(w, "warning"),
         (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
     };
+    let name = sanitize(&validation.draft.name);
     match &validation.version {
-        Some(version) => format!("{}: {counts}; version {version}", validation.draft.name),
-        None => format!("{}: {counts}", validation.draft.name),
+        Some(version) => format!("{name}: {counts}; version {version}"),
+        None => format!("{name}: {counts}"),
     }
 }
 
@@ -93,7 +95,7 @@ impl fmt::Debug for FindingDiagnostic<'_> {
 
 impl fmt::Display for FindingDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&sanitize(&self.finding.message))
     }
 }
 
@@ -119,11 +121,13 @@ impl Diagnostic for FindingDiagnostic<'_> {
         let f = self.finding;
         let fix = f.fix.as_ref().map(|fix| {
             let ops: Vec<String> = fix.patch.iter().map(describe_op).collect();
-            format!("fix ({}): {}", fix.applicability.as_str(), ops.join("; "))
+            let ops = ops.join("; ");
+            format!("fix ({}): {}", fix.applicability.as_str(), sanitize(&ops))
         });
-        let text = match (&f.help, fix) {
+        let help = f.help.as_deref().map(sanitize);
+        let text = match (help, fix) {
             (None, None) => return None,
-            (Some(h), None) => h.clone(),
+            (Some(h), None) => h.into_owned(),
             (None, Some(x)) => x,
             (Some(h), Some(x)) => format!("{h}\n{x}"),
         };
@@ -139,14 +143,13 @@ impl Diagnostic for FindingDiagnostic<'_> {
         let pointer = if f.pointer.is_empty() {
             "(document root)".to_owned()
         } else {
-            f.pointer.clone()
+            sanitize(&f.pointer).into_owned()
         };
         let primary = LabeledSpan::new_primary_with_span(Some(pointer), span(f.span));
-        let related = f
-            .related
-            .iter()
-            .filter(|r| r.origin == f.origin)
-            .map(|r| LabeledSpan::new_with_span(Some(r.message.clone()), span(r.span)));
+        let related = f.related.iter().filter(|r| r.origin == f.origin).map(|r| {
+            let message = sanitize(&r.message).into_owned();
+            LabeledSpan::new_with_span(Some(message), span(r.span))
+        });
         Some(Box::new(std::iter::once(primary).chain(related)))
     }
 }
@@ -183,14 +186,15 @@ const WINDOW_CONTEXT: usize = 60;
 
 impl SnippetSource {
     fn new(source: &Source) -> Self {
-        // `?` stands for each byte that is not UTF-8, so offsets stay those of the file; a
-        // trailing space gives a problem at the end of the file (`found the end of the
-        // file`) a place to be drawn.
-        let mut text = display_text(&source.bytes);
+        // `?` stands for each byte that is not UTF-8, and for each byte of a control or
+        // bidirectional character a terminal would act on, so offsets stay those of the
+        // file; a trailing space gives a problem at the end of the file (`found the end of
+        // the file`) a place to be drawn.
+        let mut text = terminal_safe(&display_text(&source.bytes));
         text.push(' ');
         let lines = LineIndex::new(text.as_bytes());
         Self {
-            name: source.name.clone(),
+            name: sanitize(&source.name).into_owned(),
             text,
             lines,
         }
@@ -224,6 +228,24 @@ impl SnippetSource {
         }
         at
     }
+}
+
+/// `text` with each byte of each character [`is_unsafe`] replaced by `?`, except the line
+/// breaks and tabs that lay the file out (a carriage return only before a line feed).
+fn terminal_safe(text: &str) -> String {
+    let keep = |c: char, next: Option<char>| {
+        c == '\n' || c == '\t' || (c == '\r' && next == Some('\n')) || !is_unsafe(c)
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if keep(c, chars.peek().copied()) {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('?', c.len_utf8()));
+        }
+    }
+    out
 }
 
 impl SourceCode for SnippetSource {

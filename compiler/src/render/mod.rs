@@ -1,11 +1,13 @@
 //! Renderers: the same findings for people ([`human`]), programs ([`json`], the wire
 //! contract) and editors and code-scanning services ([`sarif`]). Each wire format is its own
 //! set of `Serialize` view structs, so changing an internal type cannot change the contract
-//! by accident.
+//! by accident. Every string from a draft or a planner printed for people goes through
+//! [`terminal::sanitize`].
 
 pub mod human;
 pub mod json;
 pub mod sarif;
+pub mod terminal;
 
 use lwir_spec::Origin;
 use lwir_spec::span::{LineColumn, Locator};

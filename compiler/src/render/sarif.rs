@@ -197,10 +197,11 @@ pub fn render(validation: &Validation) -> String {
     let sources: Vec<&Source> = std::iter::once(&validation.draft)
         .chain(validation.definition.as_ref())
         .collect();
+    let uris: Vec<String> = sources.iter().map(|s| uri_reference(&s.name)).collect();
     let artifact = |origin: Origin| {
         let index = usize::from(origin == Origin::Definition && validation.definition.is_some());
         ArtifactLocation {
-            uri: &sources[index].name,
+            uri: &uris[index],
             index,
         }
     };
@@ -269,7 +270,7 @@ pub fn render(validation: &Validation) -> String {
         .enumerate()
         .map(|(index, s)| Artifact {
             location: ArtifactLocation {
-                uri: &s.name,
+                uri: &uris[index],
                 index,
             },
             length: s.bytes.len(),
@@ -294,6 +295,21 @@ pub fn render(validation: &Validation) -> String {
     };
     // Serialising plain structs of strings and numbers cannot fail.
     serde_json::to_string_pretty(&log).unwrap_or_default()
+}
+
+/// A file name as an RFC 3986 URI reference: each byte that is not unreserved (`A–Z a–z
+/// 0–9 - . _ ~`) or a `/` is percent-encoded (UTF-8 for non-ASCII), so a space, `%`, `#`
+/// or `?` stays part of the path. A relative path stays relative.
+fn uri_reference(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for &byte in name.as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 fn located<'a>(

@@ -1,0 +1,74 @@
+//! Text from drafts and planners made safe for a terminal.
+//!
+//! A tool name, a workflow name, a planner's rationale or standard error is model output, and
+//! model output is hostile input: an escape sequence in it could retitle the window, clear
+//! the screen or move the cursor, and a bidirectional override could make a line read other
+//! than it is. Every string printed for people that did not come from lwirc itself goes
+//! through [`sanitize`] (the JSON and SARIF renderers need nothing: JSON escapes control
+//! characters, and their strings stay exact).
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Whether `c` must not reach a terminal as it is: the C0 controls (line breaks and tabs
+/// included), DEL, the C1 controls U+0080–U+009F, and the bidirectional embeddings,
+/// overrides and isolates U+202A–U+202E and U+2066–U+2069.
+pub fn is_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// `text` with every character [`is_unsafe`] shown escaped, as Rust writes it: ESC is
+/// `\u{1b}`, a line break `\u{a}`. Borrowed when there is nothing to escape.
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            // Writing into a String cannot fail.
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Like [`sanitize`], but keeps line breaks (`\n`): for multi-line text such as a planner's
+/// standard error, shown line by line. A carriage return is still escaped.
+pub fn sanitize_lines(text: &str) -> String {
+    text.split('\n')
+        .map(sanitize)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_bidi_and_keeps_the_rest() {
+        assert_eq!(
+            sanitize("a\u{1b}]0;pwned\u{7}b\u{1b}[2J"),
+            "a\\u{1b}]0;pwned\\u{7}b\\u{1b}[2J"
+        );
+        assert_eq!(
+            sanitize("x\u{9b}y\u{202e}z\u{2069}"),
+            "x\\u{9b}y\\u{202e}z\\u{2069}"
+        );
+        assert_eq!(
+            sanitize("tab\there\nline\u{7f}"),
+            "tab\\u{9}here\\u{a}line\\u{7f}"
+        );
+        assert!(matches!(
+            sanitize("é ✓ `github.list_issues`"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(sanitize_lines("one\u{1b}\ntwo\r"), "one\\u{1b}\ntwo\\u{d}");
+    }
+}
