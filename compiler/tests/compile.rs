@@ -483,3 +483,75 @@ fn a_session_is_owned_by_one_process_at_a_time() {
     assert_exit(&out, 0);
     assert_eq!(calls(&s), ["1", "2"]);
 }
+
+/// A planner that records that it was called in `called`, then answers like the example.
+fn recording_planner(s: &Setup) -> String {
+    script(
+        s.path(),
+        "recording.sh",
+        &format!(
+            "touch '{}'; exec {}",
+            s.path().join("called").display(),
+            scripted_planner(&example("planner"))
+        ),
+    )
+}
+
+#[test]
+fn an_unusable_registry_or_session_directory_fails_before_any_planner_call() {
+    let s = example_setup();
+    let planner = recording_planner(&s);
+    let compile = |registry: &str, session: &Path| {
+        let session = session.display().to_string();
+        let args = [
+            "compile",
+            &s.definition,
+            "--planner",
+            &planner,
+            "--registry",
+            registry,
+            "--session",
+            &session,
+        ];
+        command(s.path(), &args).output().unwrap()
+    };
+    let file = s.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let file = file.display().to_string();
+    let under_file = format!("{file}/registry");
+    for registry in [&file, &under_file] {
+        let session = s.session("registry");
+        let out = compile(registry, &session);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the registry `{registry}` cannot be used"))
+                && err.contains("is not a directory")
+                && err.contains("no planner was called"),
+            "{err}"
+        );
+        assert!(!s.path().join("called").exists(), "the planner was called");
+        assert!(!session.exists(), "a session was started");
+    }
+
+    // A read-only registry (meaningless when running as root, who may write anyway).
+    use std::os::unix::fs::PermissionsExt;
+    let read_only = s.path().join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(read_only.join("probe"), "").is_err() {
+        let registry = read_only.display().to_string();
+        let session = s.session("read-only");
+        let out = compile(&registry, &session);
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains("cannot write in"), "{}", stderr(&out));
+        assert!(!s.path().join("called").exists(), "the planner was called");
+    }
+
+    // A session directory that cannot be created.
+    let registry = s.registry().display().to_string();
+    let out = compile(&registry, Path::new(&under_file));
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
+    assert!(!s.path().join("called").exists(), "the planner was called");
+}
