@@ -417,3 +417,141 @@ fn a_session_directory_is_never_reused_without_resume() {
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
 }
+
+/// A planner that records every call in `calls.txt`, and holds its first call until the file
+/// `release` exists (at most 20 s), telling that it is waiting with the file `waiting`.
+fn held_first_call(s: &Setup) -> String {
+    let calls = s.path().join("calls.txt");
+    let waiting = s.path().join("waiting");
+    let release = s.path().join("release");
+    script(
+        s.path(),
+        "planner.sh",
+        &format!(
+            "echo \"$LWIRC_PLANNER_CALL\" >> '{calls}'\n\
+             if [ \"$LWIRC_PLANNER_CALL\" = 1 ]; then\n\
+               touch '{waiting}'; i=0\n\
+               while [ ! -e '{release}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n\
+             fi\n\
+             exec {scripted}",
+            calls = calls.display(),
+            waiting = waiting.display(),
+            release = release.display(),
+            scripted = scripted_planner(&example("planner")),
+        ),
+    )
+}
+
+#[test]
+fn a_session_is_owned_by_one_process_at_a_time() {
+    let mut s = example_setup();
+    s.planner = held_first_call(&s);
+    let session = s.session("owned");
+    let first = s.compile(&session, &[]).spawn().unwrap();
+    wait_for(&s.path().join("waiting"), "");
+    let log_path = session.join("events.jsonl");
+    let log_before = std::fs::read(&log_path).unwrap();
+
+    // While the first process owns the session, a resume and a fresh compile of it are both
+    // refused, without a planner call and without touching the log.
+    for extra in [&["--resume"][..], &[]] {
+        let out = s.compile(&session, extra).output().unwrap();
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the session `{}` is in use", session.display()))
+                && err.contains("another lwirc process owns it"),
+            "{extra:?}: {err}"
+        );
+        assert_eq!(std::fs::read(&log_path).unwrap(), log_before, "{extra:?}");
+        assert_eq!(calls(&s), ["1"], "{extra:?}: the planner was called");
+    }
+
+    // The owner finishes normally, with a log in order.
+    std::fs::write(s.path().join("release"), "").unwrap();
+    let out = first.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out), format!("{CLEAN_VERSION}\n"));
+    let log = events(&session);
+    let seqs: Vec<u64> = log.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=log.len() as u64).collect::<Vec<_>>());
+    assert_eq!(kinds(&log).last().unwrap(), "workflow.registered");
+    assert_eq!(calls(&s), ["1", "2"]);
+
+    // Once it is done, the session is free again: resuming a finished session replays it.
+    let out = s.compile(&session, &["--resume"]).output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(calls(&s), ["1", "2"]);
+}
+
+/// A planner that records that it was called in `called`, then answers like the example.
+fn recording_planner(s: &Setup) -> String {
+    script(
+        s.path(),
+        "recording.sh",
+        &format!(
+            "touch '{}'; exec {}",
+            s.path().join("called").display(),
+            scripted_planner(&example("planner"))
+        ),
+    )
+}
+
+#[test]
+fn an_unusable_registry_or_session_directory_fails_before_any_planner_call() {
+    let s = example_setup();
+    let planner = recording_planner(&s);
+    let compile = |registry: &str, session: &Path| {
+        let session = session.display().to_string();
+        let args = [
+            "compile",
+            &s.definition,
+            "--planner",
+            &planner,
+            "--registry",
+            registry,
+            "--session",
+            &session,
+        ];
+        command(s.path(), &args).output().unwrap()
+    };
+    let file = s.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let file = file.display().to_string();
+    let under_file = format!("{file}/registry");
+    for registry in [&file, &under_file] {
+        let session = s.session("registry");
+        let out = compile(registry, &session);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the registry `{registry}` cannot be used"))
+                && err.contains("is not a directory")
+                && err.contains("no planner was called"),
+            "{err}"
+        );
+        assert!(!s.path().join("called").exists(), "the planner was called");
+        assert!(!session.exists(), "a session was started");
+    }
+
+    // A read-only registry (meaningless when running as root, who may write anyway).
+    use std::os::unix::fs::PermissionsExt;
+    let read_only = s.path().join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(read_only.join("probe"), "").is_err() {
+        let registry = read_only.display().to_string();
+        let session = s.session("read-only");
+        let out = compile(&registry, &session);
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains("cannot write in"), "{}", stderr(&out));
+        assert!(!s.path().join("called").exists(), "the planner was called");
+    }
+
+    // A session directory that cannot be created.
+    let registry = s.registry().display().to_string();
+    let out = compile(&registry, Path::new(&under_file));
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
+    assert!(!s.path().join("called").exists(), "the planner was called");
+}

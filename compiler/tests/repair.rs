@@ -381,3 +381,59 @@ fn the_planner_receives_the_protocol_request() {
     assert_eq!(request["workflow"]["name"], "issue-triage");
     assert_eq!(request["manifest"]["plannerModelSlotId"], "deep");
 }
+
+/// Whether process `pid` still runs (a killed zombie waiting for its parent does not).
+#[cfg(target_os = "linux")]
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !matches!(
+            stat.rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next()),
+            Some('Z' | 'X')
+        )
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_complete_answer_counts_though_the_planner_left_children_holding_its_output() {
+    // Each call answers correctly, then leaves two processes behind holding standard output
+    // open: one in its process group, one that left it with `setsid`.
+    let dir = tempfile::tempdir().unwrap();
+    let answer = write_json(dir.path(), "answer.json", &draft_answer(&example_draft()));
+    let pids = dir.path().join("pids");
+    let planner = script(
+        dir.path(),
+        "planner.sh",
+        &format!(
+            "cat >/dev/null; cat '{answer}'\n\
+             sleep 30 & echo $! >> '{pids}'\n\
+             setsid sleep 30 & echo $! >> '{pids}'",
+            pids = pids.display()
+        ),
+    );
+    // A timeout the call would hit, were it waiting for those children.
+    let run = repair(
+        dir.path(),
+        &missing_number(),
+        &planner,
+        &["--planner-timeout", "20"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report["report"]["outcome"], "converged");
+    assert_eq!(planner_codes(&run), Vec::<String>::new());
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(written, example_draft());
+    // Nothing the planner started outlives its call.
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    let pids: Vec<&str> = pids.lines().collect();
+    assert_eq!(pids.len(), 2);
+    let until = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| running(pid)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for pid in pids {
+        assert!(!running(pid), "the planner's child {pid} still runs");
+    }
+}

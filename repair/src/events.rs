@@ -7,6 +7,13 @@
 //! returns. After a crash the log therefore holds every committed event and at most the last
 //! line is torn (written in part, without its newline). [`EventLog::resume`] drops such a torn
 //! line and continues the log; any other damage is reported and the file is left as it is.
+//!
+//! A session belongs to one process at a time: an open [`EventLog`] holds an exclusive lock on
+//! the log file (released when it is dropped, or when the process dies), and a second
+//! [`EventLog::create`] or [`EventLog::resume`] of the same session is refused with
+//! [`LogError::Locked`] before it reads or changes anything. Before every append the log
+//! checks that the file still ends where its last append left it, so that a line is never
+//! written after lines it has not seen.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -38,6 +45,8 @@ pub struct EventLog {
     path: PathBuf,
     /// The `seq` the next appended event gets.
     next_seq: u64,
+    /// The length of the file after the last committed line: where the next line goes.
+    len: u64,
     /// Set when a write or sync failed: the end of the file is then uncertain and further
     /// appends are refused so that at most the last line can be torn.
     failed: bool,
@@ -61,6 +70,12 @@ impl EventLog {
             .open(&path)
             .map_err(|source| {
                 if source.kind() == io::ErrorKind::AlreadyExists {
+                    // Say so when the session is in use rather than merely there.
+                    if let Ok(existing) = File::open(&path)
+                        && let Err(locked @ LogError::Locked { .. }) = lock(&existing, &path)
+                    {
+                        return locked;
+                    }
                     LogError::Exists { path: path.clone() }
                 } else {
                     LogError::Io {
@@ -69,6 +84,7 @@ impl EventLog {
                     }
                 }
             })?;
+        lock(&file, &path)?;
         file.sync_all().map_err(|source| LogError::Io {
             path: path.clone(),
             source,
@@ -81,6 +97,7 @@ impl EventLog {
             file,
             path,
             next_seq: 1,
+            len: 0,
             failed: false,
         })
     }
@@ -90,8 +107,9 @@ impl EventLog {
     /// Reads and checks every line (see [`read`]). A torn last line is dropped by truncating the
     /// file to the end of the last complete line (and syncing it). Returns the log positioned
     /// for appending (next seq = last seq + 1) together with the committed events in order.
-    /// [`LogError::Missing`] when there is no log; [`LogError::Damaged`] when a complete line is
-    /// not a valid next event, in which case the file is not changed.
+    /// [`LogError::Missing`] when there is no log; [`LogError::Locked`] when another open log
+    /// (another process) owns the session; [`LogError::Damaged`] when a complete line is not a
+    /// valid next event. In both last cases the file is not changed.
     pub fn resume(dir: &Path) -> Result<(Self, Vec<Event>), LogError> {
         let path = dir.join(LOG_FILE);
         let io_err = |source| LogError::Io {
@@ -109,6 +127,8 @@ impl EventLog {
                     io_err(source)
                 }
             })?;
+        // Locked before reading, so that what is read is the whole log and stays so.
+        lock(&file, &path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io_err)?;
         let (events, committed) = parse(&path, &bytes)?;
@@ -123,6 +143,7 @@ impl EventLog {
                 file,
                 path,
                 next_seq,
+                len: committed as u64,
                 failed: false,
             },
             events,
@@ -134,7 +155,9 @@ impl EventLog {
     ///
     /// `data` that is not a JSON object, or an empty `event`, is a programming error and gives
     /// [`LogError::Invalid`] without writing anything. After a failed write or sync the log
-    /// refuses further appends ([`LogError::Io`]); resume the session to continue.
+    /// refuses further appends ([`LogError::Io`]); resume the session to continue. So it does,
+    /// without writing, when the file no longer ends where the last append left it (something
+    /// else wrote to it): [`LogError::Changed`].
     pub fn append(&mut self, event: &str, data: serde_json::Value) -> Result<Event, LogError> {
         if event.is_empty() {
             return Err(LogError::Invalid {
@@ -164,6 +187,23 @@ impl EventLog {
             reason: format!("event `{event}` cannot be serialised: {e}"),
         })?;
         line.push(b'\n');
+        match self.file.metadata() {
+            Ok(metadata) if metadata.len() == self.len => {}
+            Ok(metadata) => {
+                self.failed = true;
+                return Err(LogError::Changed {
+                    path: self.path.clone(),
+                    expected: self.len,
+                    found: metadata.len(),
+                });
+            }
+            Err(source) => {
+                return Err(LogError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        }
         if let Err(source) = self
             .file
             .write_all(&line)
@@ -176,6 +216,7 @@ impl EventLog {
             });
         }
         self.next_seq += 1;
+        self.len += line.len() as u64;
         Ok(record)
     }
 
@@ -251,6 +292,20 @@ fn check_line(line: &[u8], expected: u64) -> Result<Event, String> {
     Ok(event)
 }
 
+/// Takes the exclusive lock on the open log `file`, without waiting.
+fn lock(file: &File, path: &Path) -> Result<(), LogError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(LogError::Locked {
+            session: path.parent().unwrap_or(path).to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(source)) => Err(LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Makes the directory entry of a newly created file durable.
 #[cfg(unix)]
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -282,6 +337,32 @@ pub enum LogError {
     Exists {
         /// The existing log file.
         path: PathBuf,
+    },
+    /// Another open log — another lwirc process — owns the session.
+    #[error(
+        "the session `{}` is in use: another lwirc process owns it (its event log is locked); \
+         nothing was read or written. Wait for that process to finish, or choose another \
+         --session directory",
+        session.display()
+    )]
+    Locked {
+        /// The session directory.
+        session: PathBuf,
+    },
+    /// The log file does not end where this log's last append left it: something else wrote
+    /// to it (or cut it).
+    #[error(
+        "the session log `{}` changed on disk while this process owned it ({found} bytes, \
+         {expected} expected); nothing more is appended to it",
+        path.display()
+    )]
+    Changed {
+        /// The log file.
+        path: PathBuf,
+        /// Its length after the last append of this log.
+        expected: u64,
+        /// Its length now.
+        found: u64,
     },
     /// There is no log to resume or read.
     #[error("no session log at `{}`: nothing to resume", path.display())]
@@ -381,10 +462,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut log = EventLog::create(dir.path()).unwrap();
         log.append("a", json!({})).unwrap();
+        let path = log.path().to_path_buf();
+        drop(log);
         let err = EventLog::create(dir.path()).unwrap_err();
         assert!(matches!(err, LogError::Exists { .. }), "{err:?}");
         assert!(err.to_string().contains("--resume"));
-        assert_eq!(read(log.path()).unwrap().len(), 1);
+        assert_eq!(read(&path).unwrap().len(), 1);
     }
 
     #[test]
@@ -534,5 +617,59 @@ mod tests {
         assert!(matches!(err, LogError::Invalid { .. }), "{err:?}");
         assert_eq!(std::fs::read(log.path()).unwrap(), b"");
         assert_eq!(log.append("a", json!({})).unwrap().seq, 1);
+    }
+
+    #[test]
+    fn a_session_is_owned_by_one_open_log_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut owner = EventLog::create(dir.path()).unwrap();
+        owner.append("a", json!({})).unwrap();
+        let path = owner.path().to_path_buf();
+        // A torn line the owner is in the middle of writing must survive the refusal.
+        append_raw(&path, br#"{"seq":2,"#);
+        let before = std::fs::read(&path).unwrap();
+
+        let err = EventLog::resume(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Locked { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains("another lwirc process owns it"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&dir.path().display().to_string()),
+            "{message}"
+        );
+        let err = EventLog::create(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Locked { .. }), "{err:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the log was changed");
+
+        // Once the owner is gone, the session can be resumed.
+        drop(owner);
+        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(log.append("b", json!({})).unwrap().seq, 2);
+        let err = EventLog::create(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Locked { .. }), "{err:?}");
+        drop(log);
+        let err = EventLog::create(dir.path()).unwrap_err();
+        assert!(matches!(err, LogError::Exists { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_log_changed_by_another_writer_is_not_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        // A writer that ignores the lock appends seq 2 behind this log's back.
+        append_raw(log.path(), format!("{}\n", line(2, "{}")).as_bytes());
+        let before = std::fs::read(log.path()).unwrap();
+        let err = log.append("b", json!({})).unwrap_err();
+        assert!(matches!(err, LogError::Changed { .. }), "{err:?}");
+        assert!(err.to_string().contains("changed on disk"), "{err}");
+        assert!(log.append("c", json!({})).is_err());
+        assert_eq!(std::fs::read(log.path()).unwrap(), before);
+        let seqs: Vec<u64> = read(log.path()).unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [1, 2]);
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod explain;
 pub(crate) mod hash;
 pub(crate) mod manifest;
 pub(crate) mod planning;
+pub(crate) mod ranges;
 pub(crate) mod register;
 pub(crate) mod registry;
 pub(crate) mod repair;

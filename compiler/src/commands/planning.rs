@@ -27,19 +27,21 @@ pub(crate) struct PlannerArgs {
     #[arg(long)]
     pub(crate) planner_shell: bool,
     /// Seconds one planner call may take before the planner (and everything it started) is
-    /// killed.
-    #[arg(long, value_name = "SECONDS", default_value_t = process::DEFAULT_TIMEOUT.as_secs_f64())]
+    /// killed: from 0.001 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = process::DEFAULT_TIMEOUT.as_secs_f64(),
+          value_parser = super::ranges::timeout_seconds)]
     pub(crate) planner_timeout: f64,
-    /// The most bytes read from the planner's standard output per call.
-    #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT)]
+    /// The most bytes read from the planner's standard output per call: from 1 to 1073741824.
+    #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT,
+          value_parser = super::ranges::max_output_bytes)]
     pub(crate) planner_max_output: usize,
-    /// Repair requests allowed (default: the definition's `planner.max_repair_attempts`,
-    /// else 3).
-    #[arg(long, value_name = "N")]
+    /// Repair requests allowed, from 0 to 1000 (default: the definition's
+    /// `planner.max_repair_attempts`, else 3).
+    #[arg(long, value_name = "N", value_parser = super::ranges::max_attempts)]
     pub(crate) max_attempts: Option<u32>,
-    /// Planner calls allowed, the first draft included (default: the definition's
-    /// `planner.max_planner_calls`, else 8).
-    #[arg(long, value_name = "N")]
+    /// Planner calls allowed, the first draft included, from 1 to 1000 (default: the
+    /// definition's `planner.max_planner_calls`, else 8).
+    #[arg(long, value_name = "N", value_parser = super::ranges::max_planner_calls)]
     pub(crate) max_planner_calls: Option<u32>,
     /// Output format of the final report on standard output.
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
