@@ -87,8 +87,8 @@ const OUT_OF_RANGE: &[(&str, &[&str], &str)] = &[
     ),
     (
         "--max-planner-calls",
-        &["0", "-1", "1001", "99999999999999999999"],
-        "1 to 1000",
+        &["-1", "1001", "99999999999999999999"],
+        "0 to 1000",
     ),
 ];
 
@@ -129,7 +129,7 @@ fn the_ends_of_each_range_are_accepted() {
         ("--planner-max-output", "1073741824"),
         ("--max-attempts", "0"),
         ("--max-attempts", "1000"),
-        ("--max-planner-calls", "1"),
+        ("--max-planner-calls", "0"),
         ("--max-planner-calls", "1000"),
     ] {
         let (out, called) = run("repair", &example_draft(), flag, value);

@@ -39,8 +39,8 @@ pub(crate) struct PlannerArgs {
     /// `planner.max_repair_attempts`, else 3).
     #[arg(long, value_name = "N", value_parser = super::ranges::max_attempts)]
     pub(crate) max_attempts: Option<u32>,
-    /// Planner calls allowed, the first draft included, from 1 to 1000 (default: the
-    /// definition's `planner.max_planner_calls`, else 8).
+    /// Planner calls allowed, the first draft included: 0 to 1000 (0: safe fixes alone)
+    /// (default: the definition's `planner.max_planner_calls`, else 8).
     #[arg(long, value_name = "N", value_parser = super::ranges::max_planner_calls)]
     pub(crate) max_planner_calls: Option<u32>,
     /// Output format of the final report on standard output.

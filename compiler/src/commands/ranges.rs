@@ -13,7 +13,7 @@ pub(crate) const MAX_OUTPUT_BYTES: RangeInclusive<u64> = 1..=1024 * 1024 * 1024;
 pub(crate) const MAX_ATTEMPTS: RangeInclusive<u64> = 0..=1000;
 
 /// `--max-planner-calls`: planner calls.
-pub(crate) const MAX_PLANNER_CALLS: RangeInclusive<u64> = 1..=1000;
+pub(crate) const MAX_PLANNER_CALLS: RangeInclusive<u64> = 0..=1000;
 
 /// A number of seconds in [`TIMEOUT_SECONDS`].
 pub(crate) fn timeout_seconds(text: &str) -> Result<f64, String> {
@@ -80,6 +80,7 @@ mod tests {
         assert_eq!(max_attempts("0"), Ok(0));
         assert!(max_attempts("-1").is_err());
         assert_eq!(max_planner_calls("1000"), Ok(1000));
-        assert!(max_planner_calls("0").is_err());
+        assert_eq!(max_planner_calls("0"), Ok(0));
+        assert!(max_planner_calls("1001").is_err());
     }
 }
