@@ -29,12 +29,15 @@ pub fn findings(pinned: &Snapshot, version: &str, definition: &SpannedDocument) 
                     "restore it, or compile and register a draft that does without it"
                 }
                 Code::ModelSlotChanged => {
-                    "nothing the version relies on is weaker; register the draft again to pin \
-                     today's slot"
+                    "nothing the version relies on is weaker; `lwirc register DRAFT -d \
+                     WORKFLOW --rebase` pins today's slot (a new registration of the same \
+                     version; the earlier one is kept)"
                 }
                 _ => {
                     "a registered version is immutable: validate the draft against today's \
-                     definition and register it again as a new version"
+                     definition; if it is clean, `lwirc register DRAFT -d WORKFLOW --rebase` \
+                     pins today's snapshot as a new registration of the same version, else \
+                     compile a new draft"
                 }
             };
             Finding::new(

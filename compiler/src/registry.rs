@@ -28,7 +28,7 @@
 
 mod directory;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::SystemTime;
 
@@ -107,6 +107,11 @@ pub struct Record {
     /// The validation result: `summary` and `findings` (its warnings) in the shape of the
     /// JSON report of `lwirc validate`.
     pub validation: serde_json::Value,
+    /// The record this registration replaces as the one that counts (`lwirc register
+    /// --rebase`: the same LWIR re-validated against a changed definition); absent for a
+    /// version's first registration. Every earlier record stays stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
     /// The compiled expression plan: `{ "cost": total, "types": [ … ], "plan": [ { pointer,
     /// kind, source, nodes, cost } … ] }`, every expression and template of the draft typed,
     /// with its static cost bound (`null` in records written before expressions were
@@ -179,6 +184,7 @@ impl Registration {
             lwirc_version: env!("CARGO_PKG_VERSION").to_owned(),
             capability_snapshot: snapshot.tools,
             model_snapshot: snapshot.model_slots,
+            supersedes: None,
             validation: serde_json::json!({
                 "summary": report["summary"],
                 "findings": report["findings"],
@@ -202,6 +208,9 @@ pub struct Entry {
     pub record_digest: Digest,
     /// The record.
     pub record: Record,
+    /// Which registration of the version this is: 0 for the first, n for the n-th
+    /// `--rebase`. The highest is the one that counts.
+    pub registration: u32,
 }
 
 /// What [`Registry::register`] did.
@@ -211,6 +220,13 @@ pub enum Registered {
     New(Entry),
     /// Already registered with the same snapshot; nothing was written.
     Already(Entry),
+    /// Registered again against a new snapshot (`--rebase`); the earlier registrations stay.
+    Rebased {
+        /// The new registration.
+        entry: Entry,
+        /// The snapshot differences from the registration it supersedes.
+        changes: Vec<Change>,
+    },
 }
 
 /// A registry operation that could not be done.
@@ -309,8 +325,10 @@ pub enum Area {
 /// A name found in an area.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Listed {
-    /// A digest-named object or version.
+    /// A digest-named object or version (a version's first registration).
     Named(Digest),
+    /// A later registration of a version: `<hex>.<n>`, n ≥ 1 (`lwirc register --rebase`).
+    Registration(Digest, u32),
     /// A write in progress, or left by a process that died before publishing it.
     Temporary(String),
     /// Something that is neither.
@@ -330,6 +348,11 @@ pub trait Storage {
     fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
     /// The reference of `version`; `None` when absent.
     fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError>;
+    /// Publishes the reference of registration `n` (≥ 1) of `version` unless one exists.
+    fn put_registration(&self, version: &Digest, n: u32, bytes: &[u8])
+    -> Result<Put, StorageError>;
+    /// The reference of registration `n` (≥ 1) of `version`; `None` when absent.
+    fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError>;
     /// Every name in `area`.
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError>;
     /// How to name `name` of `area` to a person (`objects/sha256/<hex>`).
@@ -368,24 +391,21 @@ impl<S: Storage> Registry<S> {
         &self.storage
     }
 
-    /// Stores `registration`: idempotent for the same LWIR and snapshot, refused
-    /// ([`RegistryError::SnapshotMismatch`]) for the same LWIR and a different snapshot.
-    pub fn register(&self, registration: &Registration) -> Result<Registered, RegistryError> {
+    /// Stores `registration`: idempotent for the same LWIR and snapshot; for the same LWIR
+    /// and a different snapshot refused ([`RegistryError::SnapshotMismatch`]), or with
+    /// `rebase` registered again: a new record that supersedes the latest one, every earlier
+    /// record kept ([`Registered::Rebased`]).
+    pub fn register(
+        &self,
+        registration: &Registration,
+        rebase: bool,
+    ) -> Result<Registered, RegistryError> {
         let version = Digest::of(&registration.lwir);
         let snapshot = registration.record.snapshot();
         if let Some(existing) = self.entry(&version)? {
-            return self.settle(existing, &snapshot);
+            return self.settle(existing, registration, &snapshot, rebase);
         }
-        let mut record_bytes = serde_json::to_vec_pretty(&registration.record)
-            .expect("a record serialises: strings, numbers and JSON values");
-        record_bytes.push(b'\n');
-        // Nothing is published that lwirc cannot read back.
-        if let Err(e) = serde_json::from_slice::<Record>(&record_bytes) {
-            return Err(RegistryError::Unreadable {
-                version,
-                detail: format!("its registration record would not read back ({e})"),
-            });
-        }
+        let record_bytes = encode_record(&registration.record, &version)?;
         let reread = lwir_spec::document::read(registration.lwir.clone());
         if let Some(finding) = reread.findings.first() {
             return Err(RegistryError::Unreadable {
@@ -405,41 +425,87 @@ impl<S: Storage> Registry<S> {
                 version,
                 record_digest,
                 record: registration.record.clone(),
+                registration: 0,
             })),
             Put::Existed => {
                 // Another process published this version first. Its record is the one that
                 // counts; ours is referenced by nothing unless it is byte-identical to it.
-                let existing = self
-                    .entry(&version)?
-                    .ok_or_else(|| RegistryError::Corrupt {
-                        location: self.storage.location(Area::Versions, version.hex()),
-                        detail: "published but unreadable".into(),
-                    })?;
+                let existing = self.published(&version)?;
                 if existing.record_digest != record_digest {
                     self.storage.remove_object(&record_digest)?;
                 }
-                self.settle(existing, &snapshot)
+                self.settle(existing, registration, &snapshot, rebase)
             }
         }
     }
 
-    fn settle(&self, existing: Entry, snapshot: &Snapshot) -> Result<Registered, RegistryError> {
-        let pinned = existing.record.snapshot();
-        if pinned == *snapshot {
-            return Ok(Registered::Already(existing));
+    /// The entry of a version that was just seen published.
+    fn published(&self, version: &Digest) -> Result<Entry, RegistryError> {
+        self.entry(version)?.ok_or_else(|| RegistryError::Corrupt {
+            location: self.storage.location(Area::Versions, version.hex()),
+            detail: "published but unreadable".into(),
+        })
+    }
+
+    fn settle(
+        &self,
+        mut existing: Entry,
+        registration: &Registration,
+        snapshot: &Snapshot,
+        rebase: bool,
+    ) -> Result<Registered, RegistryError> {
+        // Bounded: each round loses a race to a process that published a registration.
+        for _ in 0..64 {
+            let pinned = existing.record.snapshot();
+            if pinned == *snapshot {
+                return Ok(Registered::Already(existing));
+            }
+            let mut changes = compare(&pinned, snapshot);
+            if changes.is_empty() {
+                // Same facts in another order (capabilities listed differently).
+                changes = pinned
+                    .model_slots
+                    .iter()
+                    .map(|m| Change::SlotOtherwise { slot: m.id.clone() })
+                    .collect();
+            }
+            if !rebase {
+                return Err(RegistryError::SnapshotMismatch {
+                    version: existing.version,
+                    changes,
+                });
+            }
+            let version = existing.version.clone();
+            let mut record = registration.record.clone();
+            record.supersedes = Some(existing.record_digest.to_string());
+            let record_bytes = encode_record(&record, &version)?;
+            let record_digest = Digest::of(&record_bytes);
+            self.put_verified(&record_digest, &record_bytes)?;
+            let n = existing.registration + 1;
+            let reference = version_ref(&version, &record_digest);
+            match self.storage.put_registration(&version, n, &reference)? {
+                Put::Created => {
+                    let entry = Entry {
+                        version,
+                        record_digest,
+                        record,
+                        registration: n,
+                    };
+                    return Ok(Registered::Rebased { entry, changes });
+                }
+                Put::Existed => {
+                    existing = self.published(&version)?;
+                    if existing.record_digest != record_digest {
+                        self.storage.remove_object(&record_digest)?;
+                    }
+                }
+            }
         }
-        let mut changes = compare(&pinned, snapshot);
-        if changes.is_empty() {
-            // Same facts in another order (capabilities listed differently).
-            changes = pinned
-                .model_slots
-                .iter()
-                .map(|m| Change::SlotOtherwise { slot: m.id.clone() })
-                .collect();
-        }
-        Err(RegistryError::SnapshotMismatch {
-            version: existing.version,
-            changes,
+        Err(RegistryError::Corrupt {
+            location: self
+                .storage
+                .location(Area::Versions, existing.version.hex()),
+            detail: "registrations keep changing while this one is written".into(),
         })
     }
 
@@ -471,13 +537,53 @@ impl<S: Storage> Registry<S> {
         Ok(bytes)
     }
 
-    /// The registered version `version`, its reference, record and LWIR verified; `None`
-    /// when it is not registered.
+    /// The registered version `version` as it counts now — its latest registration — its
+    /// references, records and LWIR verified; `None` when it is not registered.
     pub fn entry(&self, version: &Digest) -> Result<Option<Entry>, RegistryError> {
-        let Some(bytes) = self.storage.version(version)? else {
+        Ok(self.registrations(version)?.pop())
+    }
+
+    /// Every registration of `version`, the first first, each verified, each superseding
+    /// the one before; empty when it is not registered.
+    pub fn registrations(&self, version: &Digest) -> Result<Vec<Entry>, RegistryError> {
+        let mut entries: Vec<Entry> = Vec::new();
+        for n in 0u32.. {
+            let Some(entry) = self.registration(version, n)? else {
+                break;
+            };
+            let expected = entries.last().map(|e| e.record_digest.to_string());
+            if entry.record.supersedes != expected {
+                return Err(RegistryError::Corrupt {
+                    location: self.reference_location(version, n),
+                    detail: match expected {
+                        Some(previous) => format!("its record does not supersede {previous}"),
+                        None => "the first registration's record supersedes another".into(),
+                    },
+                });
+            }
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+
+    fn reference_location(&self, version: &Digest, n: u32) -> String {
+        let name = match n {
+            0 => version.hex().to_owned(),
+            n => format!("{}.{n}", version.hex()),
+        };
+        self.storage.location(Area::Versions, &name)
+    }
+
+    /// Registration `n` of `version`, verified; `None` when there is none.
+    fn registration(&self, version: &Digest, n: u32) -> Result<Option<Entry>, RegistryError> {
+        let bytes = match n {
+            0 => self.storage.version(version)?,
+            n => self.storage.registration(version, n)?,
+        };
+        let Some(bytes) = bytes else {
             return Ok(None);
         };
-        let location = self.storage.location(Area::Versions, version.hex());
+        let location = self.reference_location(version, n);
         let corrupt = |detail: String| RegistryError::Corrupt {
             location: location.clone(),
             detail,
@@ -486,8 +592,13 @@ impl<S: Storage> Registry<S> {
             .map_err(|e| corrupt(format!("not a version reference ({e})")))?;
         let record_digest = Digest::parse(&reference.record)
             .ok_or_else(|| corrupt(format!("`{}` is not a digest", reference.record)))?;
-        if reference.version != version.to_string() || version_ref(version, &record_digest) != bytes
-        {
+        if reference.version != version.to_string() {
+            return Err(corrupt(format!(
+                "it is the reference of {}, not of {version}",
+                reference.version
+            )));
+        }
+        if version_ref(version, &record_digest) != bytes {
             return Err(corrupt(
                 "not the canonical reference of this version".into(),
             ));
@@ -500,15 +611,18 @@ impl<S: Storage> Registry<S> {
                 detail: format!("not a registration record ({e})"),
             })?;
         if record.version != version.to_string() {
-            return Err(RegistryError::Corrupt {
-                location: self.storage.location(Area::Objects, record_digest.hex()),
-                detail: format!("the record is of {}, not {version}", record.version),
-            });
+            // The record object is intact (it hashed to its name); the reference that
+            // names it for this version is what is wrong.
+            return Err(corrupt(format!(
+                "it names {record_digest}, which is the record of {}, not of {version}",
+                record.version
+            )));
         }
         Ok(Some(Entry {
             version: version.clone(),
             record_digest,
             record,
+            registration: n,
         }))
     }
 
@@ -594,9 +708,16 @@ impl<S: Storage> Registry<S> {
         let mut report = Verification::default();
         // Objects needed by an intact-looking reference, with the version that needs them.
         let mut needed: BTreeMap<Digest, Digest> = BTreeMap::new();
+        // Later registrations (`<hex>.<n>`) listed, and those a version's chain covers.
+        let mut later: Vec<(Digest, u32)> = Vec::new();
+        let mut covered: BTreeSet<(Digest, u32)> = BTreeSet::new();
         for listed in self.storage.list(Area::Versions)? {
             let version = match listed {
                 Listed::Named(d) => d,
+                Listed::Registration(d, n) => {
+                    later.push((d, n));
+                    continue;
+                }
                 Listed::Temporary(name) => {
                     report.push(IssueKind::Temporary, Area::Versions, &name, &self.storage);
                     continue;
@@ -606,31 +727,56 @@ impl<S: Storage> Registry<S> {
                     continue;
                 }
             };
-            match self.entry(&version) {
-                Ok(Some(entry)) => {
+            match self.registrations(&version) {
+                Ok(entries) if entries.is_empty() => {}
+                Ok(entries) => {
                     report.versions += 1;
-                    needed.insert(entry.version.clone(), version.clone());
-                    needed.insert(entry.record_digest, version);
+                    needed.insert(version.clone(), version.clone());
+                    for entry in entries {
+                        covered.insert((version.clone(), entry.registration));
+                        needed.insert(entry.record_digest, version.clone());
+                    }
                 }
-                Ok(None) => {}
                 Err(RegistryError::Storage(e)) => return Err(e.into()),
                 Err(e) => {
-                    // Keep what the reference names, so the object pass does not also call
-                    // it an orphan.
-                    if let Some(bytes) = self.storage.version(&version)?
-                        && let Ok(r) = serde_json::from_slice::<VersionRef>(&bytes)
-                        && let Some(d) = Digest::parse(&r.record)
-                    {
-                        needed.insert(d, version.clone());
+                    // Keep what the references name, so the object pass does not also call
+                    // them orphans.
+                    for n in 0u32.. {
+                        let bytes = match n {
+                            0 => self.storage.version(&version)?,
+                            n => self.storage.registration(&version, n)?,
+                        };
+                        let Some(bytes) = bytes else { break };
+                        covered.insert((version.clone(), n));
+                        if let Ok(r) = serde_json::from_slice::<VersionRef>(&bytes)
+                            && let Some(d) = Digest::parse(&r.record)
+                        {
+                            needed.insert(d, version.clone());
+                        }
                     }
                     needed.insert(version.clone(), version.clone());
                     report.issues.push(Issue::from_error(e));
                 }
             }
         }
+        for (version, n) in later {
+            if !covered.contains(&(version.clone(), n)) {
+                report.issues.push(Issue {
+                    kind: IssueKind::Unexpected,
+                    location: self.reference_location(&version, n),
+                    detail: "a later registration that follows no registration of its version"
+                        .into(),
+                });
+            }
+        }
         for listed in self.storage.list(Area::Objects)? {
             let digest = match listed {
                 Listed::Named(d) => d,
+                Listed::Registration(d, n) => {
+                    let name = format!("{}.{n}", d.hex());
+                    report.push(IssueKind::Unexpected, Area::Objects, &name, &self.storage);
+                    continue;
+                }
                 Listed::Temporary(name) => {
                     report.push(IssueKind::Temporary, Area::Objects, &name, &self.storage);
                     continue;
@@ -668,6 +814,21 @@ impl<S: Storage> Registry<S> {
         report.issues.dedup();
         Ok(report)
     }
+}
+
+/// The stored bytes of `record`, refused when they would not read back (nothing is
+/// published that lwirc cannot read).
+fn encode_record(record: &Record, version: &Digest) -> Result<Vec<u8>, RegistryError> {
+    let mut bytes = serde_json::to_vec_pretty(record)
+        .expect("a record serialises: strings, numbers and JSON values");
+    bytes.push(b'\n');
+    if let Err(e) = serde_json::from_slice::<Record>(&bytes) {
+        return Err(RegistryError::Unreadable {
+            version: version.clone(),
+            detail: format!("its registration record would not read back ({e})"),
+        });
+    }
+    Ok(bytes)
 }
 
 fn version_ref(version: &Digest, record: &Digest) -> Vec<u8> {

@@ -538,3 +538,217 @@ fn an_interrupted_write_never_leaves_an_object_that_verify_accepts() {
     assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
     assert!(!versions(tmp.path()).join(hex_of(&version)).exists());
 }
+
+/// The example definition with the description of slot `deep` set to `text` (a change that
+/// weakens nothing: drift warns with LW710) — each `text` is another snapshot.
+fn reworded(dir: &Path, text: &str) -> String {
+    let mut definition = example_definition();
+    definition["models"]["deep"]["description"] = text.into();
+    write_json(dir, &format!("workflow-{}.json", text.len()), &definition)
+}
+
+/// After drift, a draft that is still clean against today's definition can be registered
+/// again with `--rebase`: the same version, a new record pinning today's snapshot that
+/// names the one it supersedes, the old one kept; drift then compares with the new one.
+#[test]
+fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() {
+    let tmp = tempfile::tempdir().unwrap();
+    let draft = example("draft.json");
+    let first = register(tmp.path(), &draft, &example("workflow.json"));
+    assert_exit(&first, 0);
+    let version = stdout(&first).trim().to_owned();
+    let today = example("today.json");
+    let drift = |dir: &Path| {
+        lwirc(
+            dir,
+            &["drift", &version, "-d", &today, "--registry", REGISTRY],
+        )
+    };
+    assert_exit(&drift(tmp.path()), 3);
+
+    // Without --rebase: refused, and the way forward is named.
+    let refused = register(tmp.path(), &draft, &today);
+    assert_exit(&refused, 1);
+    assert!(
+        stderr(&refused).contains("--rebase"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let first_record = lwirc(
+        tmp.path(),
+        &["registry", "show", &version, "--registry", REGISTRY],
+    );
+    let first_record: serde_json::Value = serde_json::from_slice(&first_record.stdout).unwrap();
+    let stored_before = names(&objects(tmp.path()));
+    let out = lwirc(
+        tmp.path(),
+        &[
+            "register",
+            &draft,
+            "-d",
+            &today,
+            "--registry",
+            REGISTRY,
+            "--rebase",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), version, "the version does not change");
+    assert!(
+        stderr(&out).contains("lost capability `tool_use`"),
+        "{}",
+        stderr(&out)
+    );
+    // Everything stored before is still there; one record more.
+    let stored_after = names(&objects(tmp.path()));
+    assert!(stored_after.is_superset(&stored_before));
+    assert_eq!(stored_after.len(), stored_before.len() + 1);
+    assert!(
+        versions(tmp.path())
+            .join(format!("{}.1", hex_of(&version)))
+            .is_file()
+    );
+
+    assert_exit(&drift(tmp.path()), 0);
+    let show = lwirc(
+        tmp.path(),
+        &["registry", "show", &version, "--registry", REGISTRY],
+    );
+    let record: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    // The object holding the first record, which the new one names.
+    let first_hex = stored_before
+        .iter()
+        .find(|hex| {
+            let bytes = fs::read(objects(tmp.path()).join(hex)).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|v| v == first_record)
+        })
+        .unwrap();
+    let first_digest = format!("sha256:{first_hex}");
+    assert_eq!(record["supersedes"], first_digest.as_str());
+    assert_ne!(
+        record["capability_snapshot"],
+        first_record["capability_snapshot"]
+    );
+
+    // Again against the same definition: idempotent, nothing written.
+    let again = lwirc(
+        tmp.path(),
+        &[
+            "register",
+            &draft,
+            "-d",
+            &today,
+            "--registry",
+            REGISTRY,
+            "--rebase",
+        ],
+    );
+    assert_exit(&again, 0);
+    assert!(
+        stderr(&again).contains("already registered"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(names(&objects(tmp.path())), stored_after);
+    // Back against the first definition: refused without --rebase (the latest counts).
+    assert_exit(&register(tmp.path(), &draft, &example("workflow.json")), 1);
+
+    let verify = lwirc(tmp.path(), &["registry", "verify", "--registry", REGISTRY]);
+    assert_exit(&verify, 0);
+    assert_eq!(stdout(&verify), "verified 1 version and 3 objects: ok\n");
+    let list = lwirc(
+        tmp.path(),
+        &[
+            "registry",
+            "list",
+            "--format",
+            "json",
+            "--registry",
+            REGISTRY,
+        ],
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(
+        rows.as_array().unwrap().len(),
+        1,
+        "one version, listed once"
+    );
+}
+
+/// Concurrent rebases against different definitions all land, one after the other, each
+/// superseding the one before.
+#[test]
+fn concurrent_rebases_all_land_in_one_chain() {
+    let tmp = tempfile::tempdir().unwrap();
+    let draft = example("draft.json");
+    assert_exit(&register(tmp.path(), &draft, &example("workflow.json")), 0);
+    let definitions: Vec<String> = (1..=4)
+        .map(|n| reworded(tmp.path(), &"slot description ".repeat(n)))
+        .collect();
+    let children: Vec<_> = definitions
+        .iter()
+        .map(|d| {
+            command(
+                tmp.path(),
+                &[
+                    "register",
+                    &draft,
+                    "-d",
+                    d,
+                    "--registry",
+                    REGISTRY,
+                    "--rebase",
+                ],
+            )
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        assert_exit(&child.wait_with_output().unwrap(), 0);
+    }
+    let version = hex_of("sha256:5c281a30701ece8463ea55bda73114d347b874931ef2b7cfd530b2c4cb6f9510")
+        .to_owned();
+    let refs = names(&versions(tmp.path()));
+    let expected: BTreeSet<String> = std::iter::once(version.clone())
+        .chain((1..=4).map(|n| format!("{version}.{n}")))
+        .collect();
+    assert_eq!(refs, expected);
+    let verify = lwirc(tmp.path(), &["registry", "verify", "--registry", REGISTRY]);
+    assert_exit(&verify, 0);
+    assert_eq!(stdout(&verify), "verified 1 version and 6 objects: ok\n");
+}
+
+/// A version reference that names another version's (intact) record is what is wrong, and
+/// is what verify blames — not the record object, which hashes to its name.
+#[test]
+fn a_reference_naming_another_versions_record_is_blamed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workflow = example("workflow.json");
+    let a = stdout(&register(tmp.path(), &variant(tmp.path(), 1), &workflow));
+    let b = stdout(&register(tmp.path(), &variant(tmp.path(), 2), &workflow));
+    let (a, b) = (hex_of(&a).to_owned(), hex_of(&b).to_owned());
+    let ref_of = |hex: &str| -> serde_json::Value {
+        serde_json::from_slice(&fs::read(versions(tmp.path()).join(hex)).unwrap()).unwrap()
+    };
+    // Point A's reference at B's record, canonically written.
+    let forged = serde_json::to_vec(&serde_json::json!({
+        "record": ref_of(&b)["record"],
+        "version": format!("sha256:{a}"),
+    }))
+    .unwrap();
+    let path = versions(tmp.path()).join(&a);
+    flip_byte(&path, 0);
+    fs::write(&path, forged).unwrap();
+    let verify = lwirc(tmp.path(), &["registry", "verify", "--registry", REGISTRY]);
+    assert_exit(&verify, 1);
+    let text = stdout(&verify) + &stderr(&verify);
+    let blamed: Vec<&str> = text.lines().filter(|l| l.contains("corrupt")).collect();
+    assert_eq!(blamed.len(), 1, "{text}");
+    assert!(blamed[0].contains(&format!("versions/{a}")), "{text}");
+    assert!(
+        blamed[0].contains(&format!("the record of sha256:{b}")),
+        "{text}"
+    );
+}

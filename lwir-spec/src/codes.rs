@@ -1338,7 +1338,8 @@ code_table! {
     /// Good: the pinned output schema, unchanged.
     ///
     /// ## Fix safety
-    /// No automatic fix: register the draft again against today's definition.
+    /// No automatic fix: register the draft again against today's definition (`lwirc register
+    /// --rebase` when it still validates clean).
     ToolOutputChanged = "LW703", "tool-output-changed", Drift, Error, Stable;
 
     /// A tool a registered version uses is no longer in the definition.
@@ -1413,7 +1414,8 @@ code_table! {
     /// Good: `"quality": "high"`.
     ///
     /// ## Fix safety
-    /// No automatic fix: register the draft again against today's definition.
+    /// No automatic fix: register the draft again against today's definition (`lwirc register
+    /// --rebase` when it still validates clean).
     ModelQualityChanged = "LW707", "model-quality-changed", Drift, Error, Stable;
 
     /// A model slot a registered version uses lost a capability.
@@ -1450,7 +1452,8 @@ code_table! {
     /// Good: `"context_tokens": 200000` (or more).
     ///
     /// ## Fix safety
-    /// No automatic fix: register the draft again against today's definition.
+    /// No automatic fix: register the draft again against today's definition (`lwirc register
+    /// --rebase` when it still validates clean).
     ModelContextReduced = "LW709", "model-context-reduced", Drift, Error, Stable;
 
     /// A model slot a registered version uses changed in a way that weakens nothing.
@@ -1471,7 +1474,7 @@ code_table! {
     /// Good: the slot as pinned.
     ///
     /// ## Fix safety
-    /// Nothing to fix; register the draft again to pin today's slot.
+    /// Nothing to fix; `lwirc register --rebase` pins today's slot.
     ModelSlotChanged = "LW710", "model-slot-changed", Drift, Warning, Stable;
 
     /// The planner command could not be started.

@@ -292,8 +292,10 @@ fn register(
         .map_err(|why| anyhow::anyhow!("the converged draft cannot be registered: {why}"))?;
     let registry_dir = registry_dir(args.registry.clone());
     let registry = Registry::at(&registry_dir);
-    let entry = match registry.register(&registration) {
-        Ok(Registered::New(entry) | Registered::Already(entry)) => entry,
+    let entry = match registry.register(&registration, false) {
+        Ok(
+            Registered::New(entry) | Registered::Already(entry) | Registered::Rebased { entry, .. },
+        ) => entry,
         Err(RegistryError::Storage(e)) => return Err(super::storage_error(e)),
         Err(e) => {
             let why = format!("the registry refused the draft: {e}");

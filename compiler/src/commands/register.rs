@@ -25,8 +25,13 @@ use crate::exit;
 ///
 /// Registering the same draft again is idempotent (exit 0, nothing written). Registering it
 /// against a definition whose referenced tools or slots differ from the recorded snapshot
-/// is refused (exit 1, naming each difference). Stored files are read-only; writes are
-/// atomic and safe with any number of concurrent `lwirc register` processes.
+/// is refused (exit 1, naming each difference) — unless `--rebase` is given: then, the
+/// draft having validated clean against today's definition, the version gets a new
+/// registration record pinning today's snapshot, which supersedes the latest one for
+/// `drift`, `registry show` and `registry list`. The version (the LWIR's hash) does not
+/// change, and every earlier record stays stored. This is the way forward after `lwirc
+/// drift` reports a change the draft still validates against. Stored files are read-only;
+/// writes are atomic and safe with any number of concurrent `lwirc register` processes.
 ///
 /// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
 /// current directory.
@@ -38,6 +43,7 @@ use crate::exit;
 ///   lwirc register draft.json -d workflow.json
 ///   version=$(lwirc register draft.json -d workflow.json) && lwirc registry show "$version"
 ///   lwirc register draft.json -d workflow.json --registry /srv/lwir
+///   lwirc register draft.json -d today.json --rebase     # after drift, re-pin the snapshot
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
@@ -50,6 +56,10 @@ pub(crate) struct Args {
     /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "DIR")]
     registry: Option<PathBuf>,
+    /// When the version is registered against another snapshot, register it again against
+    /// this definition's (a new record; the earlier ones stay) instead of refusing.
+    #[arg(long)]
+    rebase: bool,
     /// When to colour the findings.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -76,7 +86,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     }
     let dir = registry_dir(args.registry);
     let registry = Registry::at(&dir);
-    match registry.register(&registration) {
+    match registry.register(&registration, args.rebase) {
         Ok(Registered::New(entry)) => {
             eprintln!(
                 "registered `{}` as {} in {}",
@@ -97,6 +107,23 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
             print(&format!("{}\n", entry.version))?;
             Ok(exit::OK)
         }
+        Ok(Registered::Rebased { entry, changes }) => {
+            eprintln!(
+                "registered `{}` again as {} (registration {}) in {}, pinning today's snapshot:",
+                sanitize(&entry.record.workflow),
+                entry.version,
+                entry.registration + 1,
+                dir.display()
+            );
+            for change in changes {
+                eprintln!("  - {}", sanitize(&change.to_string()));
+            }
+            eprintln!(
+                "the earlier registration records are kept; drift now compares with this one"
+            );
+            print(&format!("{}\n", entry.version))?;
+            Ok(exit::OK)
+        }
         Err(RegistryError::SnapshotMismatch { version, changes }) => {
             eprintln!(
                 "lwirc: refused: {version} is already registered against a different \
@@ -106,7 +133,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
                 eprintln!("  - {}", sanitize(&change.to_string()));
             }
             eprintln!(
-                "a version is immutable: `lwirc drift {version} -d {}` shows the same",
+                "a version is immutable: `lwirc drift {version} -d {0}` shows the same; if the \
+                 draft is still right against it, `lwirc register … -d {0} --rebase` records \
+                 a new registration of the same version (the earlier one is kept)",
                 sanitize(&args.definition)
             );
             Ok(exit::FINDINGS)

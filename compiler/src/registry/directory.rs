@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! <registry>/objects/sha256/<hex>   objects: canonical LWIR and registration records
-//! <registry>/versions/<hex>         version references
+//! <registry>/versions/<hex>         version references (a version's first registration)
+//! <registry>/versions/<hex>.<n>     its n-th later registration (`lwirc register --rebase`)
 //! ```
 //!
 //! Every file is written once: into a temporary file `.tmp.<pid>.<n>` in the directory it
@@ -46,14 +47,22 @@ impl Directory {
         }
     }
 
-    fn read(&self, area: Area, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        let path = self.area(area).join(digest.hex());
+    fn read(&self, area: Area, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let path = self.area(area).join(name);
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(error(format!("cannot read {}", path.display()), e)),
         }
     }
+}
+
+/// `<hex>.<n>` with n ≥ 1 written without leading zeros.
+fn registration_name(name: &str) -> Option<(Digest, u32)> {
+    let (hex, n) = name.split_once('.')?;
+    let digest = Digest::from_hex(hex)?;
+    let n: u32 = n.parse().ok()?;
+    (n >= 1 && n.to_string() == name[hex.len() + 1..]).then_some((digest, n))
 }
 
 fn error(context: String, source: io::Error) -> StorageError {
@@ -129,7 +138,7 @@ impl Storage for Directory {
     }
 
     fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        self.read(Area::Objects, digest)
+        self.read(Area::Objects, digest.hex())
     }
 
     fn remove_object(&self, digest: &Digest) -> Result<(), StorageError> {
@@ -147,7 +156,21 @@ impl Storage for Directory {
     }
 
     fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        self.read(Area::Versions, version)
+        self.read(Area::Versions, version.hex())
+    }
+
+    fn put_registration(
+        &self,
+        version: &Digest,
+        n: u32,
+        bytes: &[u8],
+    ) -> Result<Put, StorageError> {
+        let name = format!("{}.{n}", version.hex());
+        publish(&self.area(Area::Versions), &name, bytes)
+    }
+
+    fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
+        self.read(Area::Versions, &format!("{}.{n}", version.hex()))
     }
 
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
@@ -163,6 +186,8 @@ impl Storage for Directory {
             let name = entry.file_name().to_string_lossy().into_owned();
             listed.push(if let Some(digest) = Digest::from_hex(&name) {
                 Listed::Named(digest)
+            } else if let Some((digest, n)) = registration_name(&name) {
+                Listed::Registration(digest, n)
             } else if name.starts_with(TEMPORARY_PREFIX) {
                 Listed::Temporary(name)
             } else {
