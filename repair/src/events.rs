@@ -186,6 +186,12 @@ impl EventLog {
         let mut line = serde_json::to_vec(&record).map_err(|e| LogError::Invalid {
             reason: format!("event `{event}` cannot be serialised: {e}"),
         })?;
+        // What is written must read back on resume (serde_json stops at 128 levels).
+        if let Err(e) = serde_json::from_slice::<Event>(&line) {
+            return Err(LogError::Invalid {
+                reason: format!("event `{event}` would not read back: {e}"),
+            });
+        }
         line.push(b'\n');
         match self.file.metadata() {
             Ok(metadata) if metadata.len() == self.len => {}
@@ -455,6 +461,24 @@ mod tests {
                 && first.contains(r#","event":"harness.session.started","data":{"goal":"x"}}"#),
             "{first}"
         );
+    }
+
+    /// An event nested past what the reader accepts is refused before it is written,
+    /// instead of leaving a log that cannot be resumed.
+    #[test]
+    fn an_event_that_would_not_read_back_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(dir.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        let mut deep = json!(1);
+        for _ in 0..200 {
+            deep = json!([deep]);
+        }
+        let e = log.append("deep", json!({ "value": deep })).unwrap_err();
+        assert!(e.to_string().contains("would not read back"), "{e}");
+        log.append("b", json!({})).unwrap();
+        let events = read(log.path()).unwrap();
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]
