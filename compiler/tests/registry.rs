@@ -37,6 +37,22 @@ fn register(dir: &Path, draft: &str, definition: &str) -> std::process::Output {
     )
 }
 
+/// Registers `draft` against `definition` in `dir/reg` with `--rebase`.
+fn rebase(dir: &Path, draft: &str, definition: &str) -> std::process::Output {
+    lwirc(
+        dir,
+        &[
+            "register",
+            draft,
+            "-d",
+            definition,
+            "--registry",
+            REGISTRY,
+            "--rebase",
+        ],
+    )
+}
+
 /// The example draft with `description` set, so that each `n` is another version.
 fn variant(dir: &Path, n: usize) -> String {
     let mut draft = example_draft();
@@ -581,18 +597,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     );
     let first_record: serde_json::Value = serde_json::from_slice(&first_record.stdout).unwrap();
     let stored_before = names(&objects(tmp.path()));
-    let out = lwirc(
-        tmp.path(),
-        &[
-            "register",
-            &draft,
-            "-d",
-            &today,
-            "--registry",
-            REGISTRY,
-            "--rebase",
-        ],
-    );
+    let out = rebase(tmp.path(), &draft, &today);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), version, "the version does not change");
     assert!(
@@ -632,18 +637,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     );
 
     // Again against the same definition: idempotent, nothing written.
-    let again = lwirc(
-        tmp.path(),
-        &[
-            "register",
-            &draft,
-            "-d",
-            &today,
-            "--registry",
-            REGISTRY,
-            "--rebase",
-        ],
-    );
+    let again = rebase(tmp.path(), &draft, &today);
     assert_exit(&again, 0);
     assert!(
         stderr(&again).contains("already registered"),
