@@ -196,9 +196,10 @@ impl Checker {
             (Object(a), Object(b)) => objects::check(self, a, b),
             _ => self.refute(p, |x| {
                 format!(
-                    "the producer may emit {} ({}), where the consumer expects {c}",
+                    "the producer may emit {} ({}), where the consumer expects {}",
                     kind_name(x),
-                    show(x)
+                    show(x),
+                    c.summary()
                 )
             }),
         }
@@ -340,7 +341,9 @@ impl Checker {
         }
         let reason = unknown.unwrap_or_else(|| {
             self.located(format!(
-                "no single alternative of the consumer ({c}) accepts every value of the producer ({p}), and whether they do together is not decided"
+                "no single alternative of the consumer ({}) accepts every value of the producer ({}), and whether they do together is not decided",
+                c.summary(),
+                p.summary()
             ))
         });
         Compat::Unknown { reason }
@@ -373,8 +376,13 @@ fn why(c: &Ty, v: &Json) -> String {
     match (c, v) {
         (Ty::Never, _) => "the consumer accepts no value (`false`)".to_owned(),
         (Ty::Literal(w), _) => format!("the consumer accepts only {}", show(w)),
-        (Ty::Union(ms), _) if all_literal(ms) => format!("the consumer allows only {c}"),
-        (Ty::Union(_), _) => format!("it matches none of the consumer's alternatives ({c})"),
+        (Ty::Union(ms), _) if all_literal(ms) => {
+            format!("the consumer allows only {}", c.summary())
+        }
+        (Ty::Union(_), _) => format!(
+            "it matches none of the consumer's alternatives ({})",
+            c.summary()
+        ),
         (Ty::Int(_), Json::Number(n)) if !is_integral(n) => {
             "the consumer expects an integer".to_owned()
         }
@@ -386,7 +394,7 @@ fn why(c: &Ty, v: &Json) -> String {
                     format!("the consumer's {}", numbers::describe(b, true))
                 }
                 (_, Some(b)) => format!("the consumer's {}", numbers::describe(b, false)),
-                _ => format!("the consumer expects {c}"),
+                _ => format!("the consumer expects {}", c.summary()),
             }
         }
         (Ty::String(s), Json::String(text)) => {
@@ -400,8 +408,8 @@ fn why(c: &Ty, v: &Json) -> String {
                 ),
             }
         }
-        _ if !c.is_possibly(Kind::of(v)) => format!("the consumer expects {c}"),
-        _ => format!("the consumer rejects it ({c})"),
+        _ if !c.is_possibly(Kind::of(v)) => format!("the consumer expects {}", c.summary()),
+        _ => format!("the consumer rejects it ({})", c.summary()),
     }
 }
 

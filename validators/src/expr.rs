@@ -388,8 +388,8 @@ impl<'d> Checker<'_, 'd, '_> {
                         with.span,
                         format!(
                             "`with` gives {}, which does not fit `init`'s type {}",
-                            ty.display(),
-                            init.display()
+                            ty.summary(),
+                            init.summary()
                         ),
                     )
                     .with_help(format!("e.g. {counterexample}: {reason}")),
@@ -438,7 +438,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 Code::TypeMismatch,
                 at,
                 node.span,
-                format!("`over` must be a list, found {}", ty.display()),
+                format!("`over` must be a list, found {}", ty.summary()),
             ));
             return Ty::Any;
         }
@@ -453,7 +453,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 node.span,
                 format!(
                     "{what} must be a boolean expression, found {}",
-                    ty.display()
+                    ty.summary()
                 ),
             ));
         }
@@ -477,8 +477,8 @@ impl<'d> Checker<'_, 'd, '_> {
                     span,
                     format!(
                         "{what} may not fit {into}: it gives {}, which accepts {}",
-                        producer.display(),
-                        consumer.display()
+                        producer.summary(),
+                        consumer.summary()
                     ),
                 )
                 .with_help(format!("for example {counterexample}: {reason}")),
@@ -592,7 +592,7 @@ impl<'d> Checker<'_, 'd, '_> {
                                         Code::NonScalarInTemplate,
                                         at,
                                         span,
-                                        format!("a template cannot interpolate {}", ty.display()),
+                                        format!("a template cannot interpolate {}", ty.summary()),
                                     )
                                     .with_help("interpolate a scalar: pick a field, or `.join(', ')` a list of strings"),
                                 );
@@ -629,6 +629,26 @@ impl<'d> Checker<'_, 'd, '_> {
         )
     }
 }
+
+/// Property names listed in a message: all of them as "`a`, `b` or `c`", or past
+/// [`NAMES_SHOWN`] the first of them and how many more.
+fn some_of(names: &[String]) -> String {
+    if names.len() <= NAMES_SHOWN {
+        return one_of(names.iter().map(String::as_str));
+    }
+    let shown: Vec<String> = names[..NAMES_SHOWN]
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    format!(
+        "{}, … ({} more)",
+        shown.join(", "),
+        names.len() - NAMES_SHOWN
+    )
+}
+
+/// At most this many property names are listed in a message.
+const NAMES_SHOWN: usize = 12;
 
 /// Types one expression tree in a scope.
 struct Typer<'t, 'c, 'd, 'o, 's> {
@@ -716,7 +736,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                                 self.report(
                                     Code::TypeMismatch,
                                     k.span,
-                                    format!("map keys must be strings, found {}", kt.display()),
+                                    format!("map keys must be strings, found {}", kt.summary()),
                                 );
                             }
                             open = true;
@@ -759,7 +779,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 self.report(
                     Code::TypeMismatch,
                     expr.span,
-                    format!("cannot index {} with {}", tt.display(), it.display()),
+                    format!("cannot index {} with {}", tt.summary(), it.summary()),
                 );
                 (Ty::Any, cost)
             }
@@ -834,8 +854,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`{sym}` compares {} with {}, which can never be equal",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                 }
@@ -850,8 +870,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`{sym}` compares numbers or strings, not {} and {}",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                 }
@@ -891,8 +911,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`+` adds numbers, strings or lists of the same kind, not {} and {}",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                     Ty::Any
@@ -917,7 +937,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::TypeMismatch,
                 span,
-                format!("{message}, found {}", ty.display()),
+                format!("{message}, found {}", ty.summary()),
             );
         }
     }
@@ -1034,7 +1054,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::UnknownProperty,
                 name_span,
-                format!("{} has no property `{name}`", ty.display()),
+                format!("{} has no property `{name}`", ty.summary()),
             );
             return Ty::Any;
         }
@@ -1075,7 +1095,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     Code::UnknownProperty,
                     self.site.pointer,
                     span,
-                    format!("{} has no property `{name}`", ty.display()),
+                    format!("{} has no property `{name}`", ty.summary()),
                 );
                 finding = match suggest(name, names.iter().map(String::as_str)) {
                     Some((c, applicability)) => {
@@ -1100,10 +1120,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         }
                     }
                     None if names.is_empty() => finding,
-                    None => finding.with_help(format!(
-                        "it has {}",
-                        one_of(names.iter().map(String::as_str))
-                    )),
+                    None => finding.with_help(format!("it has {}", some_of(&names))),
                 };
                 if typo {
                     let note = "the schema does not set `additionalProperties`, so only the \
@@ -1303,8 +1320,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         format!("({})", ps.join(", "))
                     })
                     .collect();
-                let got: Vec<String> = std::iter::once(st.display())
-                    .chain(arg_tys.iter().map(Ty::display))
+                let got: Vec<String> = std::iter::once(st.summary())
+                    .chain(arg_tys.iter().map(Ty::summary))
                     .collect();
                 self.report(
                     Code::TypeMismatch,
@@ -1374,7 +1391,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::TypeMismatch,
                 list.span,
-                format!("`{name}` works on lists, found {}", lt.display()),
+                format!("`{name}` works on lists, found {}", lt.summary()),
             );
         }
         let element = lt.element().unwrap_or(Ty::Any);
