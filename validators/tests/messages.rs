@@ -146,3 +146,105 @@ fn large_types_are_summarised_in_every_message() {
         );
     }
 }
+
+/// LW501 names the consumer's keyword that rejects, where in the value, and the value —
+/// also where both sides display as the same kind (`string` into `string`).
+#[test]
+fn incompatible_flows_name_the_rejecting_constraint_and_the_value() {
+    let def = json!({
+        "name": "w",
+        "input": { "type": "object", "additionalProperties": false,
+                   "required": ["text", "count", "tags", "meta", "score"],
+                   "properties": {
+            "text": { "type": "string" },
+            "count": { "type": "integer" },
+            "score": { "type": "number", "minimum": 0 },
+            "tags": { "type": "array", "items": { "type": "string" } },
+            "meta": { "type": "object", "properties": { "title": { "type": "string" } },
+                      "additionalProperties": false } } },
+        "models": { "m": { "model": "x/y", "quality": "high", "capabilities": ["json_output"] } },
+        "tools": { "strict": { "description": "d", "output": {}, "input": { "type": "object", "properties": {
+            "min_length": { "type": "string", "minLength": 3 },
+            "max_length": { "type": "string", "maxLength": 0 },
+            "pattern": { "type": "string", "pattern": "^[a-z]+$" },
+            "maximum": { "type": "integer", "maximum": 10 },
+            "exclusive": { "type": "number", "exclusiveMinimum": 0 },
+            "enum": { "enum": ["bug", "feature"] },
+            "type": { "type": "integer" },
+            "max_items": { "type": "array", "maxItems": 2 },
+            "nested": { "type": "array", "items": { "type": "string", "minLength": 1 } },
+            "required": { "type": "object", "required": ["title"] },
+            "deep": { "type": "object", "properties": { "title": { "type": "string", "minLength": 5 } } },
+            "closed": { "type": "object", "properties": {}, "additionalProperties": false },
+            "any_of": { "anyOf": [ { "type": "integer" }, { "type": "null" } ] }
+        } } } }
+    })
+    .to_string();
+    let args = json!({
+        "min_length": "${ input.text }",
+        "max_length": "${ input.text }",
+        "pattern": "${ input.text }",
+        "maximum": "${ input.count }",
+        "exclusive": "${ input.score }",
+        "enum": "${ input.text }",
+        "type": "${ input.text }",
+        "max_items": "${ input.tags }",
+        "nested": "${ input.tags }",
+        "required": "${ input.meta }",
+        "deep": "${ input.meta }",
+        "closed": "${ {'x': 1} }",
+        "any_of": "${ input.text }"
+    });
+    let found = run(
+        &def,
+        json!([{ "id": "t", "kind": "tool.call", "tool": "strict", "args": args }]),
+    );
+    let message = |arg: &str| {
+        let at = format!("/steps/0/args/{arg}");
+        found
+            .iter()
+            .find(|f| f.pointer == at && f.code == Code::IncompatibleValueFlow)
+            .map(|f| f.message.clone())
+            .unwrap_or_else(|| panic!("no LW501 at {at} in {found:#?}"))
+    };
+    for (arg, says) in [
+        (
+            "min_length",
+            "it gives string, which the consumer's `minLength: 3` does not accept (e.g. \"\")",
+        ),
+        ("max_length", "`maxLength: 0` does not accept (e.g. \"a\")"),
+        (
+            "pattern",
+            "`pattern: \"^[a-z]+$\"` does not accept (e.g. \"\")",
+        ),
+        ("maximum", "`maximum: 10` does not accept (e.g. 11)"),
+        (
+            "exclusive",
+            "it gives number(minimum: 0), which the consumer's `exclusiveMinimum: 0` does not accept (e.g. 0)",
+        ),
+        ("enum", "`enum` (\"bug\" | \"feature\") does not accept"),
+        ("type", "`type: integer` does not accept (e.g. \"\")"),
+        ("max_items", "`maxItems: 2` does not accept"),
+        (
+            "nested",
+            "`minLength: 1` at `/0` does not accept (e.g. [\"\"])",
+        ),
+        ("required", "`required` (`title`) does not accept (e.g. {})"),
+        (
+            "deep",
+            "`minLength: 5` at `/title` does not accept (e.g. {\"title\":\"\"})",
+        ),
+        (
+            "closed",
+            "`additionalProperties: false` at `/x` does not accept",
+        ),
+        (
+            "any_of",
+            "`anyOf` (integer | null) does not accept (e.g. \"\")",
+        ),
+    ] {
+        let m = message(arg);
+        assert!(m.contains(says), "{arg}: {m}\n  wanted: {says}");
+        assert!(!m.contains("which accepts"), "{arg}: {m}");
+    }
+}
