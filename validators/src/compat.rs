@@ -81,6 +81,11 @@ pub enum Compat {
         counterexample: Json,
         /// Why the consumer rejects it, located by a JSON Pointer into the value when nested.
         reason: String,
+        /// The consumer's constraint that rejects it, as its schema keyword and where in the
+        /// value, for a message to name: `` `minLength: 3` ``, `` `maximum: 10` at `/count` ``,
+        /// `` `required` (`title`) ``, `` `type: integer` ``; `None` when no single keyword
+        /// can be named.
+        constraint: Option<String>,
     },
     /// Cannot decide; `reason` names the keyword that stopped it: a string with
     /// `pattern: "^a"` into one with `pattern: "a"` gives "two different `pattern`s".
@@ -99,15 +104,19 @@ pub fn check(producer: &Ty, consumer: &Ty) -> Compat {
         Compat::Incompatible {
             counterexample,
             reason,
+            ..
         } => {
             // The construction is deliberate; this re-check keeps a slip from becoming a
             // false "incompatible".
             let in_producer = cx.accepts(&p, &counterexample);
             let in_consumer = cx.accepts(&c, &counterexample);
             if in_producer == Some(true) && in_consumer == Some(false) {
+                let mut at = String::new();
+                let constraint = cx.rejection(&c, &counterexample, &mut at);
                 Compat::Incompatible {
                     counterexample,
                     reason,
+                    constraint,
                 }
             } else {
                 Compat::Unknown {
@@ -151,6 +160,158 @@ impl Checker {
         Compat::Incompatible {
             counterexample,
             reason: self.located(message),
+            constraint: None,
+        }
+    }
+
+    /// The consumer keyword that rejects `v` (which `c` does not accept), and where in `v`
+    /// (`at`, a JSON Pointer built on the way down): what a message names.
+    fn rejection(&mut self, c: &Ty, v: &Json, at: &mut String) -> Option<String> {
+        let located = |keyword: String, at: &str| {
+            if at.is_empty() {
+                keyword
+            } else {
+                format!("{keyword} at `{at}`")
+            }
+        };
+        let kind_mismatch = |c: &Ty, at: &str| {
+            let name = match c {
+                Ty::Null => "null",
+                Ty::Bool => "boolean",
+                Ty::Int(_) => "integer",
+                Ty::Number(_) => "number",
+                Ty::String(_) => "string",
+                Ty::List(_) => "array",
+                Ty::Object(_) => "object",
+                _ => return None,
+            };
+            Some(located(format!("`type: {name}`"), at))
+        };
+        match (c, v) {
+            (Ty::Any | Ty::Opaque(_), _) => None,
+            (Ty::Never, _) => Some(located("`false`".to_owned(), at)),
+            (Ty::Literal(w), _) => Some(located(format!("`const: {}`", show(w)), at)),
+            (Ty::Union(members), _) => {
+                let kind = Kind::of(v);
+                let same_kind: Vec<&Ty> = members.iter().filter(|m| m.is_possibly(kind)).collect();
+                match same_kind.as_slice() {
+                    [one] if !matches!(one, Ty::Literal(_)) => {
+                        let one = (*one).clone();
+                        self.rejection(&one, v, at)
+                    }
+                    _ if members
+                        .iter()
+                        .all(|m| matches!(m, Ty::Literal(_) | Ty::Null)) =>
+                    {
+                        Some(located(format!("`enum` ({})", c.summary()), at))
+                    }
+                    _ => Some(located(
+                        format!("`anyOf` ({})", c.summary_with_constraints()),
+                        at,
+                    )),
+                }
+            }
+            (Ty::Null, Json::Null) | (Ty::Bool, Json::Bool(_)) => None,
+            (Ty::Int(_), Json::Number(n)) if !is_integral(n) => kind_mismatch(c, at),
+            (Ty::Int(r) | Ty::Number(r), Json::Number(n)) => {
+                let x = n.as_f64()?;
+                let (min, max) = (r.min, r.max);
+                if let Some(b) = min.filter(|b| x < b.value || (x == b.value && b.exclusive)) {
+                    let kw = if b.exclusive {
+                        "exclusiveMinimum"
+                    } else {
+                        "minimum"
+                    };
+                    return Some(located(format!("`{kw}: {}`", numbers::number(b.value)), at));
+                }
+                let b = max.filter(|b| x > b.value || (x == b.value && b.exclusive))?;
+                let kw = if b.exclusive {
+                    "exclusiveMaximum"
+                } else {
+                    "maximum"
+                };
+                Some(located(format!("`{kw}: {}`", numbers::number(b.value)), at))
+            }
+            (Ty::String(st), Json::String(text)) => {
+                let n = text.chars().count() as u64;
+                if n < st.min_len {
+                    return Some(located(format!("`minLength: {}`", st.min_len), at));
+                }
+                if let Some(max) = st.max_len.filter(|&m| n > m) {
+                    return Some(located(format!("`maxLength: {max}`"), at));
+                }
+                let pattern = st.pattern.as_ref()?;
+                (self.patterns.is_match(pattern, text) == Some(false)).then(|| {
+                    located(
+                        format!("`pattern: {}`", show(&Json::String(pattern.clone()))),
+                        at,
+                    )
+                })
+            }
+            (Ty::List(l), Json::Array(items)) => {
+                let n = items.len() as u64;
+                if n < l.min_items {
+                    return Some(located(format!("`minItems: {}`", l.min_items), at));
+                }
+                if let Some(max) = l.max_items.filter(|&m| n > m) {
+                    return Some(located(format!("`maxItems: {max}`"), at));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    let t = l.at(i).clone();
+                    if self.accepts(&t, item) == Some(false) {
+                        let len = at.len();
+                        lwir_spec::pointer::push_token(at, &i.to_string());
+                        let found = if matches!(t, Ty::Never) && i >= l.prefix.len() {
+                            Some(located(
+                                format!("`items: false` after {} `prefixItems`", l.prefix.len()),
+                                at,
+                            ))
+                        } else {
+                            self.rejection(&t, item, at)
+                        };
+                        at.truncate(len);
+                        return found;
+                    }
+                }
+                l.unique
+                    .then(|| located("`uniqueItems: true`".to_owned(), at))
+            }
+            (Ty::Object(o), Json::Object(members)) => {
+                if let Some((name, _)) = o
+                    .properties
+                    .iter()
+                    .find(|(name, p)| p.required && !members.contains_key(name))
+                {
+                    return Some(located(format!("`required` (`{name}`)"), at));
+                }
+                let n = members.len() as u64;
+                if n < o.min_properties {
+                    return Some(located(
+                        format!("`minProperties: {}`", o.min_properties),
+                        at,
+                    ));
+                }
+                if let Some(max) = o.max_properties.filter(|&m| n > m) {
+                    return Some(located(format!("`maxProperties: {max}`"), at));
+                }
+                for (name, value) in members {
+                    let declared = o.prop(name).map(|p| p.ty.clone());
+                    let t = declared.clone().unwrap_or_else(|| o.rest.clone());
+                    if self.accepts(&t, value) == Some(false) {
+                        let len = at.len();
+                        lwir_spec::pointer::push_token(at, name);
+                        let found = if declared.is_none() && matches!(t, Ty::Never) {
+                            Some(located("`additionalProperties: false`".to_owned(), at))
+                        } else {
+                            self.rejection(&t, value, at)
+                        };
+                        at.truncate(len);
+                        return found;
+                    }
+                }
+                None
+            }
+            _ => kind_mismatch(c, at),
         }
     }
 
@@ -196,9 +357,10 @@ impl Checker {
             (Object(a), Object(b)) => objects::check(self, a, b),
             _ => self.refute(p, |x| {
                 format!(
-                    "the producer may emit {} ({}), where the consumer expects {c}",
+                    "the producer may emit {} ({}), where the consumer expects {}",
                     kind_name(x),
-                    show(x)
+                    show(x),
+                    c.summary()
                 )
             }),
         }
@@ -340,7 +502,9 @@ impl Checker {
         }
         let reason = unknown.unwrap_or_else(|| {
             self.located(format!(
-                "no single alternative of the consumer ({c}) accepts every value of the producer ({p}), and whether they do together is not decided"
+                "no single alternative of the consumer ({}) accepts every value of the producer ({}), and whether they do together is not decided",
+                c.summary(),
+                p.summary()
             ))
         });
         Compat::Unknown { reason }
@@ -373,8 +537,13 @@ fn why(c: &Ty, v: &Json) -> String {
     match (c, v) {
         (Ty::Never, _) => "the consumer accepts no value (`false`)".to_owned(),
         (Ty::Literal(w), _) => format!("the consumer accepts only {}", show(w)),
-        (Ty::Union(ms), _) if all_literal(ms) => format!("the consumer allows only {c}"),
-        (Ty::Union(_), _) => format!("it matches none of the consumer's alternatives ({c})"),
+        (Ty::Union(ms), _) if all_literal(ms) => {
+            format!("the consumer allows only {}", c.summary())
+        }
+        (Ty::Union(_), _) => format!(
+            "it matches none of the consumer's alternatives ({})",
+            c.summary()
+        ),
         (Ty::Int(_), Json::Number(n)) if !is_integral(n) => {
             "the consumer expects an integer".to_owned()
         }
@@ -386,7 +555,7 @@ fn why(c: &Ty, v: &Json) -> String {
                     format!("the consumer's {}", numbers::describe(b, true))
                 }
                 (_, Some(b)) => format!("the consumer's {}", numbers::describe(b, false)),
-                _ => format!("the consumer expects {c}"),
+                _ => format!("the consumer expects {}", c.summary()),
             }
         }
         (Ty::String(s), Json::String(text)) => {
@@ -400,8 +569,8 @@ fn why(c: &Ty, v: &Json) -> String {
                 ),
             }
         }
-        _ if !c.is_possibly(Kind::of(v)) => format!("the consumer expects {c}"),
-        _ => format!("the consumer rejects it ({c})"),
+        _ if !c.is_possibly(Kind::of(v)) => format!("the consumer expects {}", c.summary()),
+        _ => format!("the consumer rejects it ({})", c.summary()),
     }
 }
 

@@ -379,6 +379,7 @@ impl<'d> Checker<'_, 'd, '_> {
             if let Compat::Incompatible {
                 counterexample,
                 reason,
+                ..
             } = compat::check(&ty, &init)
             {
                 self.push(
@@ -388,8 +389,8 @@ impl<'d> Checker<'_, 'd, '_> {
                         with.span,
                         format!(
                             "`with` gives {}, which does not fit `init`'s type {}",
-                            ty.display(),
-                            init.display()
+                            ty.summary(),
+                            init.summary()
                         ),
                     )
                     .with_help(format!("e.g. {counterexample}: {reason}")),
@@ -438,7 +439,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 Code::TypeMismatch,
                 at,
                 node.span,
-                format!("`over` must be a list, found {}", ty.display()),
+                format!("`over` must be a list, found {}", ty.summary()),
             ));
             return Ty::Any;
         }
@@ -453,7 +454,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 node.span,
                 format!(
                     "{what} must be a boolean expression, found {}",
-                    ty.display()
+                    ty.summary()
                 ),
             ));
         }
@@ -470,16 +471,25 @@ impl<'d> Checker<'_, 'd, '_> {
             Compat::Incompatible {
                 counterexample,
                 reason,
+                constraint,
             } => self.push(
                 Finding::new(
                     Code::IncompatibleValueFlow,
                     at,
                     span,
-                    format!(
-                        "{what} may not fit {into}: it gives {}, which accepts {}",
-                        producer.display(),
-                        consumer.display()
-                    ),
+                    match constraint {
+                        Some(constraint) => format!(
+                            "{what} may not fit {into}: it gives {}, which the consumer's {constraint} does not accept (e.g. {})",
+                            producer.summary_with_constraints(),
+                            shown_value(&counterexample)
+                        ),
+                        None => format!(
+                            "{what} may not fit {into}: it gives {}, which accepts {} (e.g. {})",
+                            producer.summary_with_constraints(),
+                            consumer.summary_with_constraints(),
+                            shown_value(&counterexample)
+                        ),
+                    },
                 )
                 .with_help(format!("for example {counterexample}: {reason}")),
             ),
@@ -592,7 +602,7 @@ impl<'d> Checker<'_, 'd, '_> {
                                         Code::NonScalarInTemplate,
                                         at,
                                         span,
-                                        format!("a template cannot interpolate {}", ty.display()),
+                                        format!("a template cannot interpolate {}", ty.summary()),
                                     )
                                     .with_help("interpolate a scalar: pick a field, or `.join(', ')` a list of strings"),
                                 );
@@ -629,6 +639,37 @@ impl<'d> Checker<'_, 'd, '_> {
         )
     }
 }
+
+/// Property names listed in a message: all of them as "`a`, `b` or `c`", or past
+/// [`NAMES_SHOWN`] the first of them and how many more.
+fn some_of(names: &[String]) -> String {
+    if names.len() <= NAMES_SHOWN {
+        return one_of(names.iter().map(String::as_str));
+    }
+    let shown: Vec<String> = names[..NAMES_SHOWN]
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect();
+    format!(
+        "{}, … ({} more)",
+        shown.join(", "),
+        names.len() - NAMES_SHOWN
+    )
+}
+
+/// A counterexample in a message: compact JSON, cut past 60 characters.
+fn shown_value(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(59).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// At most this many property names are listed in a message.
+const NAMES_SHOWN: usize = 12;
 
 /// Types one expression tree in a scope.
 struct Typer<'t, 'c, 'd, 'o, 's> {
@@ -716,7 +757,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                                 self.report(
                                     Code::TypeMismatch,
                                     k.span,
-                                    format!("map keys must be strings, found {}", kt.display()),
+                                    format!("map keys must be strings, found {}", kt.summary()),
                                 );
                             }
                             open = true;
@@ -759,7 +800,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 self.report(
                     Code::TypeMismatch,
                     expr.span,
-                    format!("cannot index {} with {}", tt.display(), it.display()),
+                    format!("cannot index {} with {}", tt.summary(), it.summary()),
                 );
                 (Ty::Any, cost)
             }
@@ -834,8 +875,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`{sym}` compares {} with {}, which can never be equal",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                 }
@@ -850,8 +891,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`{sym}` compares numbers or strings, not {} and {}",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                 }
@@ -891,8 +932,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         Span::new(lhs.span.start, rhs.span.end),
                         format!(
                             "`+` adds numbers, strings or lists of the same kind, not {} and {}",
-                            lt.display(),
-                            rt.display()
+                            lt.summary(),
+                            rt.summary()
                         ),
                     );
                     Ty::Any
@@ -917,7 +958,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::TypeMismatch,
                 span,
-                format!("{message}, found {}", ty.display()),
+                format!("{message}, found {}", ty.summary()),
             );
         }
     }
@@ -1034,7 +1075,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::UnknownProperty,
                 name_span,
-                format!("{} has no property `{name}`", ty.display()),
+                format!("{} has no property `{name}`", ty.summary()),
             );
             return Ty::Any;
         }
@@ -1075,7 +1116,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     Code::UnknownProperty,
                     self.site.pointer,
                     span,
-                    format!("{} has no property `{name}`", ty.display()),
+                    format!("{} has no property `{name}`", ty.summary()),
                 );
                 finding = match suggest(name, names.iter().map(String::as_str)) {
                     Some((c, applicability)) => {
@@ -1100,10 +1141,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         }
                     }
                     None if names.is_empty() => finding,
-                    None => finding.with_help(format!(
-                        "it has {}",
-                        one_of(names.iter().map(String::as_str))
-                    )),
+                    None => finding.with_help(format!("it has {}", some_of(&names))),
                 };
                 if typo {
                     let note = "the schema does not set `additionalProperties`, so only the \
@@ -1303,8 +1341,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                         format!("({})", ps.join(", "))
                     })
                     .collect();
-                let got: Vec<String> = std::iter::once(st.display())
-                    .chain(arg_tys.iter().map(Ty::display))
+                let got: Vec<String> = std::iter::once(st.summary())
+                    .chain(arg_tys.iter().map(Ty::summary))
                     .collect();
                 self.report(
                     Code::TypeMismatch,
@@ -1374,7 +1412,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             self.report(
                 Code::TypeMismatch,
                 list.span,
-                format!("`{name}` works on lists, found {}", lt.display()),
+                format!("`{name}` works on lists, found {}", lt.summary()),
             );
         }
         let element = lt.element().unwrap_or(Ty::Any);

@@ -946,6 +946,7 @@ fn holds(p: &Value, c: &Value, seed: u64) -> Result<usize, TestCaseError> {
         Compat::Incompatible {
             counterexample,
             reason,
+            ..
         } => {
             prop_assert!(
                 producer.is_valid(&counterexample),

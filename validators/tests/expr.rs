@@ -184,3 +184,30 @@ fn sandbox_names_and_unknown_functions_are_distinct_findings() {
             .contains("pass the value in the workflow input instead")
     );
 }
+
+/// `"\n"` in the JSON file is a real line break inside the CEL string: the finding says so
+/// and points at the `\n` in the file.
+#[test]
+fn a_json_line_break_inside_a_cel_string_is_named_at_its_escape() {
+    let text = draft(
+        r#"{ "id": "m", "kind": "model.call", "model": "m", "output": {},
+             "prompt": "${ input.repo.split('\n').join(', ') }" }"#,
+    );
+    let (found, _, bytes) = findings(&text);
+    let f = found
+        .iter()
+        .find(|f| f.code == Code::ExpressionSyntax)
+        .unwrap_or_else(|| panic!("LW201 in {found:#?}"));
+    assert_eq!(&bytes[f.span.start..f.span.end], br"\n");
+    assert_eq!(f.pointer, "/steps/0/prompt");
+    assert!(
+        f.message.contains("cannot contain a raw line break"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.help.as_deref().is_some_and(|h| h.contains(r"`\\n`")),
+        "{:?}",
+        f.help
+    );
+}

@@ -193,6 +193,9 @@ fn syntax_error(
         InputLocation::Pos(p) => p,
         InputLocation::Span((s, _)) => s,
     };
+    if let Some(unclosed) = unclosed_string(text, at, base) {
+        return unclosed;
+    }
     let expected = match &error.variant {
         ErrorVariant::ParsingError { positives, .. } => expected(positives, in_interpolation),
         ErrorVariant::CustomError { message } => message.clone(),
@@ -204,7 +207,6 @@ fn syntax_error(
         Some(c) => format!("`{c}`"),
     };
     let help = match text[at..].chars().next() {
-        Some('\'' | '"') => Some("is the string closed on the same line?".to_owned()),
         Some('=') if text[at..].starts_with("=") && !text[at..].starts_with("==") => {
             Some("compare with `==`; expressions cannot assign".to_owned())
         }
@@ -216,6 +218,46 @@ fn syntax_error(
         help,
         kind: SyntaxErrorKind::Syntax,
     }
+}
+
+/// When the parser stopped at a quote whose string literal is not closed: at a raw line
+/// break (the grammar forbids them in strings, and a JSON `"\n"` is one by the time the
+/// expression is read), or nowhere at all.
+fn unclosed_string(text: &str, at: usize, base: usize) -> Option<SyntaxError> {
+    let quote = text[at..]
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '\'' | '"'))?;
+    let mut escaped = false;
+    for (i, c) in text[at + 1..].char_indices() {
+        let pos = at + 1 + i;
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '\n' | '\r' => {
+                return Some(SyntaxError {
+                    span: Span::new(base + pos, base + pos + 1),
+                    message: format!(
+                        "the string literal opened by `{quote}` is not closed before this line break: a CEL string literal cannot contain a raw line break"
+                    ),
+                    help: Some(
+                        "in the JSON file write `\\\\n`, which JSON decodes into the CEL escape `\\n` (a line break in the string); JSON decodes `\\n` into a real line break before CEL reads the expression".to_owned(),
+                    ),
+                    kind: SyntaxErrorKind::Syntax,
+                });
+            }
+            _ if c == quote => return None,
+            _ => {}
+        }
+    }
+    Some(SyntaxError {
+        span: Span::new(base + at, base + at + 1),
+        message: format!("the string literal opened by `{quote}` is not closed"),
+        help: Some(format!(
+            "close it with `{quote}`; write `\\{quote}` for a `{quote}` inside it"
+        )),
+        kind: SyntaxErrorKind::Syntax,
+    })
 }
 
 /// What the parser expected, in words.
@@ -810,6 +852,36 @@ mod tests {
         assert_eq!(e.span, Span::new(4, 5));
         let e = error("'open");
         assert_eq!(e.span, Span::new(0, 1));
+    }
+
+    /// A JSON `"\n"` is a real line break by the time the expression is parsed: the CEL
+    /// string it was meant to escape is then not closed on its line.
+    #[test]
+    fn a_raw_line_break_in_a_string_literal_says_so() {
+        let text = "${ x.split('\n') }";
+        let e = parse_string_value(text).unwrap_err();
+        assert_eq!(&text[e.span.start..e.span.end], "\n", "{e:?}");
+        assert!(
+            e.message.contains("cannot contain a raw line break"),
+            "{}",
+            e.message
+        );
+        let help = e.help.unwrap_or_default();
+        assert!(help.contains(r"`\\n`") && help.contains(r"`\n`"), "{help}");
+        // Double quotes, `\r`, and after an escape.
+        let e = error("\"a\\\"b\r\n\" + 1");
+        assert_eq!(e.span, Span::new(5, 6));
+        assert!(e.message.contains("`\"`"), "{}", e.message);
+        // Not closed at all: the opening quote, and what to do.
+        let e = error("'open");
+        assert_eq!(e.span, Span::new(0, 1));
+        assert!(e.message.contains("not closed"), "{}", e.message);
+        let e = parse_string_value("${ 'abc }").unwrap_err();
+        assert_eq!(e.span, Span::new(3, 4));
+        assert!(e.message.contains("not closed"), "{}", e.message);
+        // A closed string before the error is not blamed.
+        let e = error("'a' 'b'");
+        assert!(e.message.starts_with("expected"), "{}", e.message);
     }
 
     #[test]

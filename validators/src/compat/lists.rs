@@ -78,6 +78,7 @@ pub(super) fn check(cx: &mut Checker, p: &ListTy, c: &ListTy) -> Compat {
             Compat::Incompatible {
                 counterexample,
                 reason,
+                ..
             } => {
                 let len = p.min_items.max(i as u64 + 1);
                 match cx.list_with(p, &[(i, counterexample)], len) {
@@ -85,6 +86,7 @@ pub(super) fn check(cx: &mut Checker, p: &ListTy, c: &ListTy) -> Compat {
                         return Compat::Incompatible {
                             counterexample: x,
                             reason,
+                            constraint: None,
                         };
                     }
                     None => note(

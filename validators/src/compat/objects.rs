@@ -53,11 +53,13 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
             Compat::Incompatible {
                 counterexample,
                 reason,
+                ..
             } => match cx.object_with(p, &[(name.clone(), counterexample)], None, 0) {
                 Some(x) => {
                     return Compat::Incompatible {
                         counterexample: x,
                         reason,
+                        constraint: None,
                     };
                 }
                 None => note(
@@ -80,6 +82,7 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
             Compat::Incompatible {
                 counterexample,
                 reason,
+                ..
             } => {
                 let reason = if c.rest == Ty::Never {
                     cx.located(format!(
@@ -93,6 +96,7 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
                         return Compat::Incompatible {
                             counterexample: x,
                             reason,
+                            constraint: None,
                         };
                     }
                     None => note(
