@@ -229,3 +229,78 @@ fn stored_lwir_hashes_to_its_version() {
     assert_exit(&canon, 0);
     assert_eq!(canon.stdout, show.stdout);
 }
+
+/// Two places of one finding far apart on one long line (a minified draft with 20 000
+/// duplicate keys, each related to the first) made miette panic ("Formatting argument out
+/// of range") and drew everything between them, for every finding. Now the far place is
+/// named in the help, and the report stays small.
+#[test]
+fn findings_on_one_long_line_render_without_panicking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!("{{{}}}", vec![r#""k":1"#; 20_000].join(","));
+    let path = tmp.path().join("dups.json");
+    fs::write(&path, &text).unwrap();
+    let path = path.display().to_string();
+    for args in [
+        vec!["validate", &path, "--color", "never"],
+        vec!["canon", &path],
+    ] {
+        let out = lwirc(tmp.path(), &args);
+        assert_exit(&out, 1);
+        let said = stdout(&out) + &stderr(&out);
+        assert!(!said.contains("panicked"), "{}", &said[..2000]);
+        assert!(
+            said.contains("(line 1, column 2)"),
+            "the first `k` is named"
+        );
+        // A few hundred bytes a finding, not the line up to it.
+        assert!(said.len() < 20_000 * 1_500, "{} bytes", said.len());
+    }
+}
+
+/// A message quoting a 200 KB value is cut for people (the JSON report keeps it), and the
+/// value's snippet is a window, not the whole value.
+#[test]
+fn huge_values_are_excerpted_for_people() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut draft = example_draft();
+    draft["lwir"] = "x".repeat(200_000).into();
+    let draft = write_json(tmp.path(), "draft.json", &draft);
+    let human = lwirc(
+        tmp.path(),
+        &[
+            "validate",
+            &draft,
+            "-d",
+            &example("workflow.json"),
+            "--color",
+            "never",
+        ],
+    );
+    assert_exit(&human, 1);
+    assert!(
+        stdout(&human).len() < 20_000,
+        "{} bytes",
+        stdout(&human).len()
+    );
+    assert!(
+        stdout(&human).contains("more characters)"),
+        "{}",
+        stdout(&human)
+    );
+    let json = lwirc(
+        tmp.path(),
+        &[
+            "validate",
+            &draft,
+            "-d",
+            &example("workflow.json"),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(
+        stdout(&json).contains(&"x".repeat(200_000)),
+        "the JSON report is exact"
+    );
+}

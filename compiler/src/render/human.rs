@@ -9,14 +9,14 @@
 use std::fmt;
 
 use lwir_spec::document::display_text;
-use lwir_spec::span::LineIndex;
+use lwir_spec::span::ColumnIndex;
 use lwir_spec::{Finding, Origin, PatchOp, Severity};
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
-use super::terminal::{is_unsafe, sanitize};
+use super::terminal::{excerpt, is_unsafe, sanitize};
 use crate::pipeline::{Source, Validation};
 
 /// How to render.
@@ -95,7 +95,7 @@ impl fmt::Debug for FindingDiagnostic<'_> {
 
 impl fmt::Display for FindingDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&sanitize(&self.finding.message))
+        f.write_str(&sanitize(&excerpt(&self.finding.message, MAX_MESSAGE)))
     }
 }
 
@@ -122,16 +122,36 @@ impl Diagnostic for FindingDiagnostic<'_> {
         let fix = f.fix.as_ref().map(|fix| {
             let ops: Vec<String> = fix.patch.iter().map(describe_op).collect();
             let ops = ops.join("; ");
-            format!("fix ({}): {}", fix.applicability.as_str(), sanitize(&ops))
+            format!(
+                "fix ({}): {}",
+                fix.applicability.as_str(),
+                sanitize(&excerpt(&ops, MAX_MESSAGE))
+            )
         });
-        let help = f.help.as_deref().map(sanitize);
-        let text = match (help, fix) {
-            (None, None) => return None,
-            (Some(h), None) => h.into_owned(),
+        let help = f
+            .help
+            .as_deref()
+            .map(|h| sanitize(&excerpt(h, MAX_MESSAGE)).into_owned());
+        let mut text = match (help, fix) {
+            (None, None) => String::new(),
+            (Some(h), None) => h,
             (None, Some(x)) => x,
             (Some(h), Some(x)) => format!("{h}\n{x}"),
         };
-        Some(Box::new(text))
+        // Related places too far along the same long line to draw with the finding.
+        for r in self.far_related() {
+            let at = self.source.locate(r.span.start);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "{} (line {}, column {})",
+                sanitize(&r.message),
+                at.line,
+                at.column
+            ));
+        }
+        (!text.is_empty()).then(|| Box::new(text) as Box<dyn fmt::Display + 'a>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -145,12 +165,35 @@ impl Diagnostic for FindingDiagnostic<'_> {
         } else {
             sanitize(&f.pointer).into_owned()
         };
-        let primary = LabeledSpan::new_primary_with_span(Some(pointer), span(f.span));
-        let related = f.related.iter().filter(|r| r.origin == f.origin).map(|r| {
+        let primary =
+            LabeledSpan::new_primary_with_span(Some(pointer), span(self.source.drawn(f.span)));
+        let related = self.drawn_related().map(|r| {
             let message = sanitize(&r.message).into_owned();
-            LabeledSpan::new_with_span(Some(message), span(r.span))
+            LabeledSpan::new_with_span(Some(message), span(self.source.drawn(r.span)))
         });
         Some(Box::new(std::iter::once(primary).chain(related)))
+    }
+}
+
+impl FindingDiagnostic<'_> {
+    /// The related places in the same file, and whether each is drawn in the snippet: not
+    /// when it is on the same very long line as the finding but outside its window (the
+    /// snippet would hold everything between the two, and over many findings that is
+    /// quadratic; miette also cannot indent past 65 535 columns).
+    fn related(&self) -> impl Iterator<Item = (&lwir_spec::finding::Related, bool)> {
+        let f = self.finding;
+        f.related
+            .iter()
+            .filter(move |r| r.origin == f.origin)
+            .map(move |r| (r, self.source.drawable_together(f.span, r.span)))
+    }
+
+    fn drawn_related(&self) -> impl Iterator<Item = &lwir_spec::finding::Related> {
+        self.related().filter(|(_, drawn)| *drawn).map(|(r, _)| r)
+    }
+
+    fn far_related(&self) -> impl Iterator<Item = &lwir_spec::finding::Related> {
+        self.related().filter(|(_, drawn)| !*drawn).map(|(r, _)| r)
     }
 }
 
@@ -176,11 +219,15 @@ fn span(span: lwir_spec::Span) -> SourceSpan {
 struct SnippetSource {
     name: String,
     text: String,
-    lines: LineIndex,
+    columns: ColumnIndex,
 }
 
 /// Lines longer than this are shown as a window around the span.
 const LONG_LINE: usize = 240;
+/// Messages and help longer than this many characters are cut in the human report.
+const MAX_MESSAGE: usize = 1000;
+/// Spans over more lines than this are drawn by their first line.
+const MAX_DRAWN_LINES: usize = 12;
 /// Bytes of context on each side of a span in a windowed line.
 const WINDOW_CONTEXT: usize = 60;
 
@@ -192,23 +239,60 @@ impl SnippetSource {
         // the file`) a place to be drawn.
         let mut text = terminal_safe(&display_text(&source.bytes));
         text.push(' ');
-        let lines = LineIndex::new(text.as_bytes());
+        let columns = ColumnIndex::new(text.as_bytes());
         Self {
             name: sanitize(&source.name).into_owned(),
             text,
-            lines,
+            columns,
         }
+    }
+
+    /// The 1-based line and column of byte `offset`.
+    fn locate(&self, offset: usize) -> lwir_spec::span::LineColumn {
+        self.columns.locate(self.text.as_bytes(), offset)
+    }
+
+    /// Whether spans `a` and `b` can be drawn in one snippet: on different lines (miette
+    /// shows each with its own lines), on a short line, or close on a long one.
+    fn drawable_together(&self, a: lwir_spec::Span, b: lwir_spec::Span) -> bool {
+        let (a, b) = (self.drawn(a), self.drawn(b));
+        let lines = self.columns.lines();
+        let (la, lb) = (lines.line_of(a.start), lines.line_of(b.start));
+        if la != lb || self.line_end(la) - lines.line_start(la) <= LONG_LINE {
+            return true;
+        }
+        a.start.max(b.end).saturating_sub(a.end.min(b.start)) <= LONG_LINE - 2 * WINDOW_CONTEXT
+    }
+
+    /// The part of `span` the snippet underlines: all of it, except that on a very long
+    /// line it stops after [`LONG_LINE`] bytes, and a span over more than [`MAX_DRAWN_LINES`]
+    /// lines (a whole large object) stops at the end of its first line — the pointer in the
+    /// label says what it is. The snippet of one finding stays small whatever it covers.
+    fn drawn(&self, span: lwir_spec::Span) -> lwir_spec::Span {
+        let lines = self.columns.lines();
+        let first = lines.line_of(span.start);
+        let first_end = self.line_end(first);
+        let end = if first_end - lines.line_start(first) > LONG_LINE {
+            self.floor(span.end.min(span.start + LONG_LINE).min(first_end))
+        } else if lines.line_of(span.end.saturating_sub(1).max(span.start)) - first
+            > MAX_DRAWN_LINES
+        {
+            first_end
+        } else {
+            span.end
+        };
+        lwir_spec::Span::new(span.start, end.max(span.start))
     }
 
     /// The end of 0-based `line`, before its line break.
     fn line_end(&self, line: usize) -> usize {
-        let end = if line + 1 < self.lines.line_count() {
-            self.lines.line_start(line + 1) - 1
+        let end = if line + 1 < self.columns.lines().line_count() {
+            self.columns.lines().line_start(line + 1) - 1
         } else {
             self.text.len()
         };
         let bytes = self.text.as_bytes();
-        if end > self.lines.line_start(line) && bytes.get(end - 1) == Some(&b'\r') {
+        if end > self.columns.lines().line_start(line) && bytes.get(end - 1) == Some(&b'\r') {
             end - 1
         } else {
             end
@@ -260,26 +344,31 @@ impl SourceCode for SnippetSource {
         if end > self.text.len() {
             return Err(MietteError::OutOfBounds);
         }
-        let first = self.lines.line_of(start);
-        let last = self.lines.line_of(end.saturating_sub(1).max(start));
+        let first = self.columns.lines().line_of(start);
+        let last = self
+            .columns
+            .lines()
+            .line_of(end.saturating_sub(1).max(start));
         let mut from_line = first.saturating_sub(context_lines_before);
-        let mut to_line = (last + context_lines_after).min(self.lines.line_count() - 1);
-        let mut data_start = self.lines.line_start(from_line);
+        let mut to_line = (last + context_lines_after).min(self.columns.lines().line_count() - 1);
+        let mut data_start = self.columns.lines().line_start(from_line);
         let mut data_end = self.line_end(to_line);
-        if first == last && self.line_end(first) - self.lines.line_start(first) > LONG_LINE {
+        if first == last
+            && self.line_end(first) - self.columns.lines().line_start(first) > LONG_LINE
+        {
             // A very long line: show a window of it, without context lines.
             from_line = first;
             to_line = first;
             data_start = self.floor(
                 start
                     .saturating_sub(WINDOW_CONTEXT)
-                    .max(self.lines.line_start(first)),
+                    .max(self.columns.lines().line_start(first)),
             );
             data_end = self.ceil((end + WINDOW_CONTEXT).min(self.line_end(first)));
         }
-        let column = self.text[self.lines.line_start(first)..start]
-            .chars()
-            .count();
+        // The index, not a count from the line start: linear over many findings on one
+        // long line.
+        let column = self.columns.locate(self.text.as_bytes(), start).column - 1;
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone(),
             &self.text.as_bytes()[data_start..data_end.max(data_start)],

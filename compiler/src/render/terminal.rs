@@ -38,6 +38,19 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// At most `max` characters of `text`: a longer text is cut there, with how much more there
+/// was. A message that quotes a 200 KB value from a draft stays readable; the JSON report
+/// keeps it whole.
+pub fn excerpt(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => {
+            let rest = text[cut..].chars().count();
+            Cow::Owned(format!("{}… ({rest} more characters)", &text[..cut]))
+        }
+    }
+}
+
 /// Like [`sanitize`], but keeps line breaks (`\n`): for multi-line text such as a planner's
 /// standard error, shown line by line. A carriage return is still escaped.
 pub fn sanitize_lines(text: &str) -> String {

@@ -71,7 +71,7 @@ pub enum Part {
 
 /// Parses a whole expression (no `${ }` around it).
 pub fn parse_expression(text: &str) -> Result<Expr, SyntaxError> {
-    check_nesting(text, 0)?;
+    check_nesting(text, 0, false)?;
     let mut pairs =
         Grammar::parse(Rule::expression, text).map_err(|e| syntax_error(e, text, 0, false))?;
     let expression = pairs.next().and_then(|p| p.into_inner().next());
@@ -129,7 +129,7 @@ pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
 fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxError> {
     let base = at + 2;
     let rest = &text[base..];
-    check_nesting(rest, base)?;
+    check_nesting(rest, base, true)?;
     let mut pairs = Grammar::parse(Rule::interpolation, rest).map_err(|e| {
         let mut error = syntax_error(e, rest, base, true);
         if error.span.start == text.len() {
@@ -148,9 +148,12 @@ fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxErr
     Ok((expr, end))
 }
 
-/// Rejects nesting deeper than [`MAX_NESTING`] before the recursive parser sees it.
-fn check_nesting(text: &str, base: usize) -> Result<(), SyntaxError> {
-    let mut depth = 0usize;
+/// Rejects nesting deeper than [`MAX_NESTING`] before the recursive parser sees it. With
+/// `interpolation`, stops at the `}` that closes it: a template of n interpolations is then
+/// scanned once in all, not n times to its end.
+fn check_nesting(text: &str, base: usize, interpolation: bool) -> Result<(), SyntaxError> {
+    // The open brackets and `?`s, innermost last; a `:` closes a `?` but not a map's `{`.
+    let mut open: Vec<u8> = Vec::new();
     let mut quote: Option<u8> = None;
     let mut escaped = false;
     for (i, &b) in text.as_bytes().iter().enumerate() {
@@ -166,8 +169,8 @@ fn check_nesting(text: &str, base: usize) -> Result<(), SyntaxError> {
         match b {
             b'\'' | b'"' => quote = Some(b),
             b'(' | b'[' | b'{' | b'?' => {
-                depth += 1;
-                if depth > MAX_NESTING {
+                open.push(b);
+                if open.len() > MAX_NESTING {
                     return Err(SyntaxError {
                         span: Span::new(base + i, base + i + 1),
                         message: format!("expression nested deeper than {MAX_NESTING} levels"),
@@ -176,7 +179,18 @@ fn check_nesting(text: &str, base: usize) -> Result<(), SyntaxError> {
                     });
                 }
             }
-            b')' | b']' | b'}' | b':' => depth = depth.saturating_sub(1),
+            b':' if open.last() == Some(&b'?') => {
+                open.pop();
+            }
+            b')' | b']' | b'}' => {
+                // A `?` left open inside the bracket is the parser's to report.
+                while open.last() == Some(&b'?') {
+                    open.pop();
+                }
+                if open.pop().is_none() && b == b'}' && interpolation {
+                    break;
+                }
+            }
             _ => {}
         }
     }
@@ -920,6 +934,39 @@ mod tests {
         let e = parse_string_value(&text).unwrap_err();
         assert_eq!(e.kind, SyntaxErrorKind::TooComplex);
         assert!(e.span.start >= 6 && e.span.end < text.len(), "{:?}", e.span);
+    }
+
+    /// A map entry's `:` does not close its `{` (it used to count as closing a `?`, so maps
+    /// nested thousands deep got past the cap to the recursive parser).
+    #[test]
+    fn nested_maps_count_as_nesting() {
+        let deep = "{'a': ".repeat(5000) + "1" + &"}".repeat(5000);
+        let e = error(&deep);
+        assert_eq!(e.kind, SyntaxErrorKind::TooComplex);
+        let text = format!("x ${{ {deep} }}");
+        assert_eq!(
+            parse_string_value(&text).unwrap_err().kind,
+            SyntaxErrorKind::TooComplex
+        );
+        let ok = "{'a': ".repeat(MAX_NESTING) + "1" + &"}".repeat(MAX_NESTING);
+        assert!(parse_expression(&ok).is_ok());
+        // `?:` inside maps, and the `}` that ends an interpolation after a map.
+        let text = "${ {'k': a ? {'x': 1} : {'y': 2}}['k'] } and ${ b }";
+        assert!(matches!(
+            parse_string_value(text).unwrap(),
+            StringValue::Template(parts) if parts.len() == 3
+        ));
+    }
+
+    /// Each interpolation of a template is scanned up to its own `}`, not to the end of the
+    /// string: 50 000 interpolations used to take minutes.
+    #[test]
+    fn many_interpolations_are_parsed_in_one_pass() {
+        let text = "${ a } ".repeat(50_000);
+        match parse_string_value(&text).unwrap() {
+            StringValue::Template(parts) => assert_eq!(parts.len(), 100_000),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
