@@ -4,8 +4,10 @@
 //! A pass takes the machine-applicable fixes of the draft's errors, keeps the ones that touch
 //! disjoint parts of the document (no fix's path equal to, inside or around another's),
 //! applies them together and revalidates. A pass whose result has an error the draft did not
-//! have before is redone one fix at a time, rolling back each fix that adds an error, so one
-//! bad fix does not cost the good ones. `maybe-incorrect` fixes are never applied here: they
+//! have before is redone without the fixes in whose steps the new errors are (one more
+//! validation), and only when the harm crosses steps one fix at a time (at most 32
+//! validations a pass), rolling back each fix that adds an error, so one bad fix does not
+//! cost the good ones and ten thousand bad ones do not cost ten thousand validations. `maybe-incorrect` fixes are never applied here: they
 //! go to the planner with the findings.
 //!
 //! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
@@ -293,18 +295,74 @@ fn run_pass(
     if !adds_errors(before, &checked) {
         return Some((bytes, checked, applied, rolled_back));
     }
-    // Some fix made things worse: find it by applying them one at a time.
+    // Some fix made things worse. First undo, in one go, the fixes in whose step an added
+    // error is (usually each bad fix breaks its own step): one more validation, however many
+    // fixes there are.
+    let added = added_errors(before, &checked);
+    let (suspects, innocent): (Vec<_>, Vec<_>) = applied
+        .into_iter()
+        .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
+    if !suspects.is_empty() {
+        let mut trial = document.clone();
+        let mut kept = Vec::new();
+        for fix in innocent {
+            if crate::apply(&mut trial, &fix.patch).is_ok() {
+                kept.push(fix);
+            } else {
+                rolled_back.push(fix);
+            }
+        }
+        if kept.is_empty() {
+            // Every fix is a suspect: nothing to keep, and nothing to validate.
+            return None;
+        }
+        let trial_bytes = to_bytes(&trial);
+        let trial_checked = check.check(&trial_bytes);
+        if !adds_errors(before, &trial_checked) {
+            for mut fix in suspects {
+                fix.added_errors = added
+                    .iter()
+                    .filter(|e| near(&fix, &e.pointer))
+                    .cloned()
+                    .collect();
+                rolled_back.push(fix);
+            }
+            return Some((trial_bytes, trial_checked, kept, rolled_back));
+        }
+        // The effect crosses steps: try them one by one after all.
+        let mut all_fixes = suspects;
+        all_fixes.extend(kept);
+        return one_at_a_time(check, document, before, all_fixes, rolled_back);
+    }
+    one_at_a_time(check, document, before, innocent, rolled_back)
+}
+
+/// Most validations [`one_at_a_time`] spends in one pass; fixes past it are rolled back
+/// untried (a hostile draft of ten thousand fixes would otherwise cost ten thousand
+/// validations). They come back in the next pass, fewer.
+const MAX_SINGLE_CHECKS: usize = 32;
+
+/// Applies `fixes` one at a time, rolling back each that adds an error.
+fn one_at_a_time(
+    check: &mut dyn Check,
+    document: &serde_json::Value,
+    before: &Checked,
+    fixes: Vec<AppliedFix>,
+    mut rolled_back: Vec<AppliedFix>,
+) -> Option<PassResult> {
     let mut current = (document.clone(), before.clone());
     let mut kept = Vec::new();
     let mut kept_bytes = None;
-    for mut fix in applied {
+    let mut checks = 0;
+    for mut fix in fixes {
         let mut next = current.0.clone();
-        if crate::apply(&mut next, &fix.patch).is_err() {
+        if checks == MAX_SINGLE_CHECKS || crate::apply(&mut next, &fix.patch).is_err() {
             rolled_back.push(fix);
             continue;
         }
         let bytes = to_bytes(&next);
         let checked = check.check(&bytes);
+        checks += 1;
         let added = added_errors(&current.1, &checked);
         if !added.is_empty() {
             fix.added_errors = added;
@@ -317,6 +375,37 @@ fn run_pass(
     }
     let bytes = kept_bytes?;
     Some((bytes, current.1, kept, rolled_back))
+}
+
+/// Whether an error at `pointer` is in the part of the draft `fix` touches: the same step
+/// (the innermost `/steps/<n>` of a patch path), or inside or around a patched path.
+fn near(fix: &AppliedFix, pointer: &str) -> bool {
+    fix.patch.iter().flat_map(paths_of).any(|path| {
+        let scope = step_of(path);
+        overlaps(path, pointer) || (!scope.is_empty() && overlaps(scope, pointer))
+    })
+}
+
+/// The pointer of the innermost step `path` is in (`/steps/1/steps/0` for
+/// `/steps/1/steps/0/tool`), or `""` when it is in no step.
+fn step_of(path: &str) -> &str {
+    let mut end = 0;
+    let mut rest = path;
+    let mut at = 0;
+    while let Some(i) = rest.find("/steps/") {
+        let index_start = at + i + "/steps/".len();
+        let digits = path[index_start..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits == 0 {
+            break;
+        }
+        end = index_start + digits;
+        at = end;
+        rest = &path[end..];
+    }
+    &path[..end]
 }
 
 /// Whether `after` has an error (by code and pointer) that `before` did not.
@@ -405,5 +494,14 @@ mod tests {
         assert!(!overlaps("/steps/0", "/steps/01"));
         assert!(!overlaps("/steps/1/tool", "/steps/0/tool"));
         assert!(overlaps("", "/steps"));
+    }
+
+    #[test]
+    fn the_step_of_a_path() {
+        assert_eq!(step_of("/steps/1/steps/0/tool"), "/steps/1/steps/0");
+        assert_eq!(step_of("/steps/12/args/x"), "/steps/12");
+        assert_eq!(step_of("/steps/3"), "/steps/3");
+        assert_eq!(step_of("/output"), "");
+        assert_eq!(step_of("/steps/x/steps/2/y"), "");
     }
 }

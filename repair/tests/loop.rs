@@ -18,6 +18,8 @@
 //! | `x.y`      | `"wrong"`     | LW301 at `/x/y`           | machine: `"right"`              |
 //! | `w`        | `"old"`       | LW210 warning at `/w`     | machine: `"new"`                |
 //! | `stuck`    | any           | LW101 at `/stuck`         | none                            |
+//! | `traps[i]` | `"trap"`      | LW304 at `/traps/i`       | machine: `"worse"`              |
+//! | `traps[i]` | `"worse"`     | LW602 at `/traps/i`       | none                            |
 //!
 //! A state is the compact JSON of the document (keys sorted), and the version is the state
 //! when there is no error.
@@ -165,6 +167,21 @@ fn check(bytes: &[u8]) -> Checked {
             "`w` is \"old\"".into(),
             Some(machine("/w", json!("new"))),
         );
+    }
+    if let Some(traps) = document.get("traps").and_then(Value::as_array) {
+        for (i, t) in traps.iter().enumerate() {
+            let at = format!("/traps/{i}");
+            match t.as_str() {
+                Some("trap") => report(
+                    Code::ToolArgumentMismatch,
+                    &at,
+                    "a trap".into(),
+                    Some(machine(&at, json!("worse"))),
+                ),
+                Some("worse") => report(Code::DanglingAfter, &at, "worse".into(), None),
+                _ => {}
+            }
+        }
     }
     if document.get("stuck").is_some() {
         report(Code::MissingField, "/stuck", "`stuck` is set".into(), None);
@@ -425,8 +442,65 @@ fn a_fix_that_adds_an_error_is_rolled_back_and_the_others_in_its_pass_are_kept()
     // The next pass tries the `/d` fix alone, rolls it back again and keeps nothing: no
     // second pass is recorded and the passes stop for want of a fix that helps.
     assert_eq!(outcome.stop, FixStop::NoFixes);
-    // 1 start + (both at once + one at a time × 2) + (alone + one at a time × 1).
-    assert_eq!(checks, 6);
+    // 1 start + (both at once + without the one whose place has the new error) + (alone).
+    assert_eq!(checks, 4);
+}
+
+/// A thousand fixes that each add an error where they apply, next to a good one, cost a
+/// few validations, not one each: the fixes near the new errors are undone together.
+#[test]
+fn many_bad_fixes_cost_a_few_validations() {
+    let traps = vec![json!("trap"); 1000];
+    let (outcome, checks) = fix(json!({ "a": "wrong", "traps": traps }), 16);
+    let pass = &outcome.passes[0];
+    assert_eq!(pointers(&pass.applied), ["/a"]);
+    assert_eq!(pass.rolled_back.len(), 1000);
+    assert_eq!(pass.rolled_back[7].added_errors[0].pointer, "/traps/7");
+    // 1 start + (all at once + without the thousand); the next pass: (the thousand alone,
+    // all suspects: nothing to keep).
+    assert!(checks <= 5, "{checks} validations");
+}
+
+/// When the harm crosses places, fixes are tried one by one, but at most 32 a pass.
+#[test]
+fn one_at_a_time_is_bounded() {
+    let traps = vec![json!("trap"); 100];
+    let mut fake = FakeCheck::default();
+    let draft = bytes(&json!({ "traps": traps }));
+    let checked = fake.check(&draft);
+    // A checker for which every fix also breaks a place no fix touches.
+    struct Spiteful(FakeCheck);
+    impl Check for Spiteful {
+        fn check(&mut self, bytes: &[u8]) -> Checked {
+            let mut checked = self.0.check(bytes);
+            let text = String::from_utf8_lossy(bytes);
+            if text.contains("worse") {
+                checked.findings.push(Finding::new(
+                    Code::MissingField,
+                    "/elsewhere",
+                    Span::new(0, 1),
+                    "elsewhere".to_owned(),
+                ));
+            }
+            checked
+        }
+    }
+    let mut spiteful = Spiteful(fake);
+    let outcome = fixes::apply_safe_fixes(
+        &mut spiteful,
+        draft,
+        checked,
+        &mut Seen::default(),
+        16,
+        &mut |_| {},
+    );
+    assert!(outcome.passes.is_empty(), "nothing helps");
+    // 1 start; per pass: all at once, without suspects, then at most 32 one at a time.
+    assert!(
+        spiteful.0.calls <= 1 + 2 + 32,
+        "{} validations",
+        spiteful.0.calls
+    );
 }
 
 #[test]
