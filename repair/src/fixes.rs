@@ -143,6 +143,10 @@ pub struct AppliedFix {
     /// for a fix kept, and for one whose patch no longer applied.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub added_errors: Vec<AddedError>,
+    /// For a fix rolled back untried: its pass had spent its one-by-one validations on
+    /// others. Its finding stays: a later pass, or the planner, takes it up.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub untried: bool,
 }
 
 /// An error a fix added (by code and pointer), which made it be rolled back.
@@ -339,7 +343,7 @@ fn run_pass(
 
 /// Most validations [`one_at_a_time`] spends in one pass; fixes past it are rolled back
 /// untried (a hostile draft of ten thousand fixes would otherwise cost ten thousand
-/// validations). They come back in the next pass, fewer.
+/// validations). Their findings stay, for a later pass or the planner.
 const MAX_SINGLE_CHECKS: usize = 32;
 
 /// Applies `fixes` one at a time, rolling back each that adds an error.
@@ -356,7 +360,12 @@ fn one_at_a_time(
     let mut checks = 0;
     for mut fix in fixes {
         let mut next = current.0.clone();
-        if checks == MAX_SINGLE_CHECKS || crate::apply(&mut next, &fix.patch).is_err() {
+        if checks == MAX_SINGLE_CHECKS {
+            fix.untried = true;
+            rolled_back.push(fix);
+            continue;
+        }
+        if crate::apply(&mut next, &fix.patch).is_err() {
             rolled_back.push(fix);
             continue;
         }
@@ -452,6 +461,7 @@ fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
             message: f.message.clone(),
             patch: fix.patch.clone(),
             added_errors: Vec::new(),
+            untried: false,
         });
     }
     out

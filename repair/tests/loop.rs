@@ -495,6 +495,7 @@ fn one_at_a_time_is_bounded() {
         &mut |_| {},
     );
     assert!(outcome.passes.is_empty(), "nothing helps");
+    assert!(outcome.stop == FixStop::NoFixes, "{:?}", outcome.stop);
     // 1 start; per pass: all at once, without suspects, then at most 32 one at a time.
     assert!(
         spiteful.0.calls <= 1 + 2 + 32,

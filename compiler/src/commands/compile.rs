@@ -9,6 +9,7 @@ use lwir_repair::harness::ProcessPlanner;
 use lwir_repair::journal::Journal;
 use lwir_repair::session::{self, Context, Outcome, Start};
 use lwirc::registry::{Registered, Registration, Registry, RegistryError};
+use lwirc::render::terminal::sanitize;
 use lwirc::session::{PipelineCheck, Started, new_session_dir};
 use serde_json::{Value, json};
 
@@ -112,7 +113,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         if let Err(drift) = started.manifest.check(&loaded.manifest) {
             eprintln!("lwirc: CapabilityDriftError: {drift}; the session was not resumed");
             for difference in &drift.differences {
-                eprintln!("  - {difference}");
+                eprintln!("  - {}", sanitize(&difference.to_string()));
             }
             eprintln!(
                 "a session runs against what it started with; start a new session to compile \
@@ -300,7 +301,7 @@ fn register(
         Err(e) => {
             let why = format!("the registry refused the draft: {e}");
             journal.record("session.failed", failed_data(outcome, Some(why.clone())))?;
-            eprintln!("lwirc: {why}");
+            eprintln!("lwirc: {}", sanitize(&why));
             return Ok(exit::FINDINGS);
         }
     };
@@ -311,7 +312,7 @@ fn register(
     if !args.planner.quiet && args.planner.format == ReportFormat::Human {
         eprintln!(
             "`{}` is {} in {} ({} planner call{}, {} safe fix{})",
-            entry.record.workflow,
+            sanitize(&entry.record.workflow),
             entry.version,
             registry_dir.display(),
             outcome.report.planner_calls,

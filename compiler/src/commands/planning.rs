@@ -266,7 +266,9 @@ fn rollback_text(fix: &Value) -> String {
         .flatten()
         .map(code_and_pointer)
         .collect();
-    let why = if added.is_empty() {
+    let why = if fix["untried"] == true {
+        "not tried in this pass (it had spent its one-by-one checks)".to_owned()
+    } else if added.is_empty() {
         "its patch no longer applied".to_owned()
     } else {
         format!("it added {}", added.join(", "))
