@@ -216,6 +216,11 @@ impl SpannedDocument {
         &self.source
     }
 
+    /// The bytes it was read from, taken back (the document is dropped).
+    pub fn into_source(self) -> Vec<u8> {
+        self.source
+    }
+
     /// The span of the value at `pointer`.
     pub fn span_of(&self, pointer: &str) -> Option<Span> {
         self.root.at(pointer).map(|n| n.span)
@@ -255,6 +260,17 @@ pub struct ReadOutcome {
 
 /// Reads `bytes` as strict I-JSON.
 pub fn read(bytes: Vec<u8>) -> ReadOutcome {
+    let (document, findings) = read_document(bytes);
+    ReadOutcome {
+        document: document.ok(),
+        findings,
+    }
+}
+
+/// Reads `bytes` as strict I-JSON, like [`read`], but gives the bytes back when they hold
+/// no document (after a fatal problem), so that a caller can report on them without having
+/// kept a copy.
+pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<Finding>) {
     let mut reader = Reader {
         bytes: &bytes,
         pos: 0,
@@ -264,13 +280,14 @@ pub fn read(bytes: Vec<u8>) -> ReadOutcome {
     };
     let root = reader.document();
     let findings = reader.findings;
-    ReadOutcome {
-        document: root.ok().map(|root| SpannedDocument {
+    let document = match root {
+        Ok(root) => Ok(SpannedDocument {
             source: bytes,
             root,
         }),
-        findings,
-    }
+        Err(Fatal) => Err(bytes),
+    };
+    (document, findings)
 }
 
 /// Reading stopped; the finding is already recorded.
@@ -410,6 +427,8 @@ impl Reader<'_> {
         }
         self.depth -= 1;
         self.remove_duplicates(&mut members);
+        // The tree is most of a document's memory: no spare capacity is kept in it.
+        members.shrink_to_fit();
         Ok(Node {
             span: Span::new(start, self.pos),
             value: Value::Object(members),
@@ -491,6 +510,7 @@ impl Reader<'_> {
             }
         }
         self.depth -= 1;
+        items.shrink_to_fit();
         Ok(Node {
             span: Span::new(start, self.pos),
             value: Value::Array(items),
@@ -522,6 +542,7 @@ impl Reader<'_> {
                 }
                 Some(b'"') => {
                     self.pos += 1;
+                    out.shrink_to_fit();
                     return Ok((out, Span::new(start, self.pos)));
                 }
                 Some(b'\\') => self.escape(&mut out)?,
