@@ -6,6 +6,9 @@
 //! file written to a temporary directory; its peak resident set comes from `wait4`'s
 //! `ru_maxrss`. Nothing is asserted: this prints a table to read, not a test to pass.
 //!
+//! `LWIRC_MEMORY_BIN=PATH` adds a column for another `lwirc` executable (an older build,
+//! say), run on the same files in the same run.
+//!
 //! The shapes:
 //! - `draft`: a generated workflow draft of tool calls, model calls and maps (the
 //!   `validate` benchmark's), validated against the generated definition it is clean for;
@@ -61,17 +64,17 @@ fn numbers_document(target: usize) -> Vec<u8> {
     out
 }
 
-/// Runs `lwirc args…` with its output discarded; its peak resident set in bytes, and its
-/// exit status.
+/// Runs `lwirc args…` (the executable `lwirc`) with its output discarded; its peak resident
+/// set in bytes, and its exit status.
 ///
 /// Linux carries a process's peak resident set across `exec`, so a child spawned straight
 /// from this process (which holds the generated documents) would report this process's peak.
 /// The measurement runs from a fresh, small copy of this executable instead
 /// ([`measure_child`]), which spawns `lwirc` and prints what `wait4` says.
-fn peak_rss(args: &[&OsStr]) -> (u64, i32) {
+fn peak_rss(lwirc: &OsStr, args: &[&OsStr]) -> (u64, i32) {
     let out = Command::new(std::env::current_exe().expect("the bench executable"))
         .env(MEASURE, "1")
-        .arg(env!("CARGO_BIN_EXE_lwirc"))
+        .arg(lwirc)
         .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
@@ -139,6 +142,8 @@ fn main() {
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(100)
         << 20;
+    let lwirc = OsStr::new(env!("CARGO_BIN_EXE_lwirc"));
+    let other = std::env::var_os("LWIRC_MEMORY_BIN");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let triage =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage/workflow.json");
@@ -146,14 +151,21 @@ fn main() {
     // The baseline: the binary's own resident set on a tiny document.
     let tiny = dir.path().join("tiny.json");
     fs::write(&tiny, b"{}").unwrap();
-    let (baseline, _) = peak_rss(&[OsStr::new("hash"), tiny.as_os_str()]);
+    let (baseline, _) = peak_rss(lwirc, &[OsStr::new("hash"), tiny.as_os_str()]);
     println!(
         "lwirc peak RSS on `{{}}`: {:.1} MiB (included in every figure below)",
         mib(baseline)
     );
     println!();
-    println!("| command | document | size | peak RSS | peak ÷ size | exit |");
-    println!("|---|---|---:|---:|---:|---:|");
+    if other.is_some() {
+        println!(
+            "| command | document | size | other: peak RSS | peak ÷ size | this: peak RSS | peak ÷ size | exit |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    } else {
+        println!("| command | document | size | peak RSS | peak ÷ size | exit |");
+        println!("|---|---|---:|---:|---:|---:|");
+    }
 
     type Make = fn(usize) -> (Vec<u8>, Option<Vec<u8>>);
     let shapes: [(&str, Make); 3] = [
@@ -199,13 +211,22 @@ fn main() {
             ),
         ];
         for (command, args) in runs {
-            let (peak, code) = peak_rss(&args);
-            println!(
-                "| `{command}` | {name} | {:.1} MiB | {:.1} MiB | {:.2}× | {code} |",
-                mib(size),
+            let (peak, code) = peak_rss(lwirc, &args);
+            let mut row = format!("| `{command}` | {name} | {:.1} MiB |", mib(size));
+            if let Some(other) = &other {
+                let (peak, _) = peak_rss(other, &args);
+                row += &format!(
+                    " {:.1} MiB | {:.2}× |",
+                    mib(peak),
+                    peak as f64 / size as f64
+                );
+            }
+            row += &format!(
+                " {:.1} MiB | {:.2}× | {code} |",
                 mib(peak),
                 peak as f64 / size as f64
             );
+            println!("{row}");
         }
     }
 }
