@@ -150,7 +150,13 @@ fn against_meta_schema(
         _ => None,
     };
     let Some((step_validator, members, steps)) = steps else {
-        let instance = root.to_json();
+        let instance = if root.as_array().is_some() && only_object_keywords(&meta.json) {
+            // An array where the meta-schema wants an object (an array of a million numbers,
+            // say) meets only `type`: an empty array fails it the same way.
+            serde_json::Value::Array(Vec::new())
+        } else {
+            root.to_json()
+        };
         for error in meta.validator.iter_errors(&instance) {
             let at = error.instance_path().as_str().to_owned();
             meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
@@ -181,6 +187,34 @@ fn against_meta_schema(
         let at = error.instance_path().as_str().to_owned();
         meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
     }
+}
+
+/// Whether every keyword of `schema` but `type` applies to objects alone (or is an
+/// annotation), so that for an array it checks the type and nothing else.
+fn only_object_keywords(schema: &serde_json::Value) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "$schema",
+        "$id",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "type",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+    ];
+    schema
+        .as_object()
+        .is_some_and(|o| o.keys().all(|k| KEYWORDS.contains(&k.as_str())))
+        && schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
 }
 
 /// The findings of one meta-schema error at `at` (an instance path into `doc`).
