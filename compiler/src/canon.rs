@@ -30,6 +30,7 @@
 //! which are the two I-JSON preconditions JCS needs.
 
 use std::cmp::Ordering;
+use std::io::{self, Write};
 
 use lwir_spec::Node;
 use lwir_spec::document::{Member, Value};
@@ -44,6 +45,22 @@ pub fn write_canonical(node: &lwir_spec::Node, out: &mut Vec<u8>) {
     write_node(node, out, &mut numbers);
 }
 
+/// Writes the RFC 8785 canonical form of `node` to `writer`, in chunks of at most 64 KiB,
+/// without holding the whole form in memory. Stops at the first error and returns it.
+pub fn write_canonical_to(node: &lwir_spec::Node, writer: &mut impl Write) -> io::Result<()> {
+    let mut result = Ok(());
+    {
+        let mut out = Chunked::new(|chunk: &[u8]| {
+            if result.is_ok() {
+                result = writer.write_all(chunk);
+            }
+        });
+        write_node(node, &mut out, &mut ryu_js::Buffer::new());
+        out.finish();
+    }
+    result
+}
+
 /// The RFC 8785 canonical bytes of `node`.
 pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
     // The source is usually a little larger than its canonical form. The span is only a
@@ -56,14 +73,26 @@ pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
 
 /// `"sha256:"` followed by the lowercase hex SHA-256 of the canonical bytes of `node`: the
 /// WorkflowVersion of a document.
+///
+/// The canonical form is hashed as it is written, 64 KiB at a time, never held whole.
 pub fn version_of(node: &lwir_spec::Node) -> String {
-    sha256_of(&canonical_bytes(node))
+    let mut hasher = Sha256::new();
+    {
+        let mut out = Chunked::new(|chunk: &[u8]| hasher.update(chunk));
+        write_node(node, &mut out, &mut ryu_js::Buffer::new());
+        out.finish();
+    }
+    hex_digest(hasher)
 }
 
 /// `"sha256:"` followed by the lowercase hex SHA-256 of `bytes`. For bytes that are already
 /// canonical (a stored version, say) this is [`version_of`] without reading them.
 pub fn sha256_of(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hex_digest(Sha256::new_with_prefix(bytes))
+}
+
+fn hex_digest(hasher: Sha256) -> String {
+    let digest = hasher.finalize();
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(7 + 64);
     text.push_str("sha256:");
@@ -74,7 +103,74 @@ pub fn sha256_of(bytes: &[u8]) -> String {
     text
 }
 
-fn write_node(node: &Node, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
+/// Where canonical bytes go: a `Vec` (the whole form) or a [`Chunked`] consumer.
+trait Out {
+    fn push(&mut self, byte: u8);
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+}
+
+impl Out for Vec<u8> {
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+}
+
+/// Collects bytes into a 64 KiB buffer and hands each full buffer to `consume` (a hasher,
+/// a writer), so that the canonical form is never held whole. Larger slices (the bytes of a
+/// long string) go to `consume` directly.
+struct Chunked<F: FnMut(&[u8])> {
+    buffer: Vec<u8>,
+    consume: F,
+}
+
+const CHUNK: usize = 64 << 10;
+
+impl<F: FnMut(&[u8])> Chunked<F> {
+    fn new(consume: F) -> Self {
+        Self {
+            buffer: Vec::with_capacity(CHUNK),
+            consume,
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.buffer.is_empty() {
+            (self.consume)(&self.buffer);
+            self.buffer.clear();
+        }
+    }
+
+    /// Hands over what is still buffered.
+    fn finish(mut self) {
+        self.flush();
+    }
+}
+
+impl<F: FnMut(&[u8])> Out for Chunked<F> {
+    fn push(&mut self, byte: u8) {
+        if self.buffer.len() == CHUNK {
+            self.flush();
+        }
+        self.buffer.push(byte);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        if self.buffer.len() + bytes.len() > CHUNK {
+            self.flush();
+            if bytes.len() >= CHUNK {
+                (self.consume)(bytes);
+                return;
+            }
+        }
+        self.buffer.extend_from_slice(bytes);
+    }
+}
+
+fn write_node(node: &Node, out: &mut impl Out, numbers: &mut ryu_js::Buffer) {
     match &node.value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -110,7 +206,7 @@ fn write_node(node: &Node, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
 }
 
 /// ECMAScript `Number.prototype.toString` of a finite double.
-fn write_number(value: f64, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
+fn write_number(value: f64, out: &mut impl Out, numbers: &mut ryu_js::Buffer) {
     if value == 0.0 {
         // Both zeros: RFC 8785 writes -0 as `0`.
         out.push(b'0');
@@ -124,10 +220,9 @@ fn write_number(value: f64, out: &mut Vec<u8>, numbers: &mut ryu_js::Buffer) {
 }
 
 /// A JSON string with RFC 8785's minimal escaping.
-fn write_string(s: &str, out: &mut Vec<u8>) {
+fn write_string(s: &str, out: &mut impl Out) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {

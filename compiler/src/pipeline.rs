@@ -14,11 +14,15 @@ pub struct Source {
 }
 
 /// The outcome of validating one draft.
+///
+/// A file that could be read keeps its bytes in its document, not in its [`Source`] (whose
+/// `bytes` are then empty), so that the bytes are held once: [`Validation::bytes`] gives
+/// them either way.
 #[derive(Debug)]
 pub struct Validation {
-    /// The draft as given.
+    /// The draft as given (its bytes moved into its document when it could be read).
     pub draft: Source,
-    /// The definition as given, if any.
+    /// The definition as given, if any (likewise).
     pub definition: Option<Source>,
     /// Every finding, in reading order: the draft's, then the definition's.
     pub findings: Vec<Finding>,
@@ -49,11 +53,25 @@ impl Validation {
         }
     }
 
-    /// The source a finding of `origin` points into.
+    /// The source a finding of `origin` points into (its name; for its bytes, see
+    /// [`Validation::bytes`]).
     pub fn source(&self, origin: Origin) -> &Source {
         match (origin, &self.definition) {
             (Origin::Definition, Some(def)) => def,
             _ => &self.draft,
+        }
+    }
+
+    /// The bytes, as given, of the file a finding of `origin` points into: its document's
+    /// source when it could be read, else its [`Source`]'s bytes.
+    pub fn bytes(&self, origin: Origin) -> &[u8] {
+        let origin = match (origin, &self.definition) {
+            (Origin::Definition, Some(_)) => Origin::Definition,
+            _ => Origin::Draft,
+        };
+        match self.document(origin) {
+            Some(document) => document.source(),
+            None => &self.source(origin).bytes,
         }
     }
 }
@@ -70,20 +88,31 @@ pub fn compile(draft: Source, definition: Option<Source>) -> Validation {
     run(draft, definition, true)
 }
 
-fn run(draft: Source, definition: Option<Source>, with_plan: bool) -> Validation {
-    let read_draft = document::read(draft.bytes.clone());
-    let mut findings = read_draft.findings;
+fn run(mut draft: Source, mut definition: Option<Source>, with_plan: bool) -> Validation {
+    // Each file's bytes move into its document (and back into its source when there is
+    // none), so that they are held once.
+    let (read_draft, mut findings) = document::read_document(std::mem::take(&mut draft.bytes));
+    let draft_doc = match read_draft {
+        Ok(doc) => Some(doc),
+        Err(bytes) => {
+            draft.bytes = bytes;
+            None
+        }
+    };
 
     let mut definition_doc: Option<SpannedDocument> = None;
-    if let Some(def) = &definition {
-        let read_def = document::read(def.bytes.clone());
-        findings.extend(read_def.findings.into_iter().map(Finding::in_definition));
-        definition_doc = read_def.document;
+    if let Some(def) = &mut definition {
+        let (read_def, def_findings) = document::read_document(std::mem::take(&mut def.bytes));
+        findings.extend(def_findings.into_iter().map(Finding::in_definition));
+        match read_def {
+            Ok(doc) => definition_doc = Some(doc),
+            Err(bytes) => def.bytes = bytes,
+        }
     }
 
     let mut version = None;
     let mut plan = lwir_validators::expr::Plan::default();
-    if let Some(doc) = &read_draft.document {
+    if let Some(doc) = &draft_doc {
         let mut found = if with_plan {
             let report = lwir_validators::run(doc, definition_doc.as_ref());
             plan = report.plan;
@@ -107,7 +136,7 @@ fn run(draft: Source, definition: Option<Source>, with_plan: bool) -> Validation
         findings,
         version,
         plan,
-        draft_document: read_draft.document,
+        draft_document: draft_doc,
         definition_document: definition_doc,
     }
 }

@@ -54,13 +54,162 @@ pub enum Value {
     /// A number.
     Number(Number),
     /// A string, decoded.
-    String(String),
+    String(Str),
     /// An array.
     Array(Vec<Node>),
     /// An object, members in document order. Duplicate keys are reported and dropped
     /// (the first is kept), so keys are unique.
     Object(Vec<Member>),
 }
+
+/// A decoded string or key. Up to [`Str::INLINE`] bytes (most keys and many values) are
+/// kept inline, without a heap allocation of their own; longer ones in an exact-size box.
+/// It reads as a `str` (`Deref`) and compares with `str`, `&str` and `String`.
+#[derive(Clone)]
+pub struct Str(StrRepr);
+
+#[derive(Clone)]
+enum StrRepr {
+    /// `len` bytes of UTF-8 at the start of `bytes`.
+    Inline {
+        len: u8,
+        bytes: [u8; Str::INLINE],
+    },
+    Heap(Box<str>),
+}
+
+impl Str {
+    /// The longest string kept inline, in bytes.
+    pub const INLINE: usize = 22;
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            StrRepr::Inline { len, bytes } => {
+                let bytes = &bytes[..usize::from(*len)];
+                // SAFETY: an inline `Str` is only made (in `From<&str>`) from the bytes of a
+                // `str`, a whole one: its first `len` bytes are valid UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            StrRepr::Heap(text) => text,
+        }
+    }
+}
+
+impl Default for Str {
+    fn default() -> Self {
+        Self(StrRepr::Inline {
+            len: 0,
+            bytes: [0; Str::INLINE],
+        })
+    }
+}
+
+impl From<&str> for Str {
+    fn from(text: &str) -> Self {
+        match u8::try_from(text.len()) {
+            Ok(len) if text.len() <= Str::INLINE => {
+                let mut bytes = [0; Str::INLINE];
+                bytes[..text.len()].copy_from_slice(text.as_bytes());
+                Self(StrRepr::Inline { len, bytes })
+            }
+            _ => Self(StrRepr::Heap(text.into())),
+        }
+    }
+}
+
+impl From<String> for Str {
+    fn from(text: String) -> Self {
+        if text.len() <= Str::INLINE {
+            Self::from(text.as_str())
+        } else {
+            Self(StrRepr::Heap(text.into_boxed_str()))
+        }
+    }
+}
+
+impl From<Str> for String {
+    fn from(text: Str) -> Self {
+        match text.0 {
+            StrRepr::Heap(text) => text.into_string(),
+            inline @ StrRepr::Inline { .. } => Str(inline).as_str().to_owned(),
+        }
+    }
+}
+
+impl std::ops::Deref for Str {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Debug for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for Str {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Str {}
+
+impl PartialOrd for Str {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Str {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Str {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+macro_rules! str_eq {
+    ($($other:ty),*) => {$(
+        impl PartialEq<$other> for Str {
+            fn eq(&self, other: &$other) -> bool {
+                self.as_str() == AsRef::<str>::as_ref(other)
+            }
+        }
+        impl PartialEq<Str> for $other {
+            fn eq(&self, other: &Str) -> bool {
+                AsRef::<str>::as_ref(self) == other.as_str()
+            }
+        }
+    )*};
+}
+
+str_eq!(str, &str, String);
 
 /// A number as read: its double value and, when written as an integer, its exact value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,7 +225,7 @@ pub struct Number {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Member {
     /// The decoded key.
-    pub key: String,
+    pub key: Str,
     /// The bytes of the key, quotes included.
     pub key_span: Span,
     /// The value.
@@ -175,12 +324,12 @@ impl Node {
                 // Finite by construction; `from_f64` only refuses non-finite values.
                 None => serde_json::Number::from_f64(n.value).map_or(J::Null, J::Number),
             },
-            Value::String(s) => J::String(s.clone()),
+            Value::String(s) => J::String(s.to_string()),
             Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Object(members) => J::Object(
                 members
                     .iter()
-                    .map(|m| (m.key.clone(), m.value.to_json()))
+                    .map(|m| (m.key.to_string(), m.value.to_json()))
                     .collect(),
             ),
         }
@@ -214,6 +363,11 @@ impl SpannedDocument {
     /// The bytes it was read from.
     pub fn source(&self) -> &[u8] {
         &self.source
+    }
+
+    /// The bytes it was read from, taken back (the document is dropped).
+    pub fn into_source(self) -> Vec<u8> {
+        self.source
     }
 
     /// The span of the value at `pointer`.
@@ -255,6 +409,17 @@ pub struct ReadOutcome {
 
 /// Reads `bytes` as strict I-JSON.
 pub fn read(bytes: Vec<u8>) -> ReadOutcome {
+    let (document, findings) = read_document(bytes);
+    ReadOutcome {
+        document: document.ok(),
+        findings,
+    }
+}
+
+/// Reads `bytes` as strict I-JSON, like [`read`], but gives the bytes back when they hold
+/// no document (after a fatal problem), so that a caller can report on them without having
+/// kept a copy.
+pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<Finding>) {
     let mut reader = Reader {
         bytes: &bytes,
         pos: 0,
@@ -264,13 +429,14 @@ pub fn read(bytes: Vec<u8>) -> ReadOutcome {
     };
     let root = reader.document();
     let findings = reader.findings;
-    ReadOutcome {
-        document: root.ok().map(|root| SpannedDocument {
+    let document = match root {
+        Ok(root) => Ok(SpannedDocument {
             source: bytes,
             root,
         }),
-        findings,
-    }
+        Err(Fatal) => Err(bytes),
+    };
+    (document, findings)
 }
 
 /// Reading stopped; the finding is already recorded.
@@ -325,7 +491,7 @@ impl Reader<'_> {
             Some(b'"') => {
                 return self.string().map(|(s, span)| Node {
                     span,
-                    value: Value::String(s),
+                    value: Value::String(s.into()),
                 });
             }
             Some(b'-' | b'0'..=b'9') => return self.number(),
@@ -393,7 +559,7 @@ impl Reader<'_> {
                 let value = self.value()?;
                 let key = self.path.pop().unwrap_or_default();
                 members.push(Member {
-                    key,
+                    key: key.into(),
                     key_span,
                     value,
                 });
@@ -410,6 +576,8 @@ impl Reader<'_> {
         }
         self.depth -= 1;
         self.remove_duplicates(&mut members);
+        // The tree is most of a document's memory: no spare capacity is kept in it.
+        members.shrink_to_fit();
         Ok(Node {
             span: Span::new(start, self.pos),
             value: Value::Object(members),
@@ -491,6 +659,7 @@ impl Reader<'_> {
             }
         }
         self.depth -= 1;
+        items.shrink_to_fit();
         Ok(Node {
             span: Span::new(start, self.pos),
             value: Value::Array(items),
@@ -522,6 +691,7 @@ impl Reader<'_> {
                 }
                 Some(b'"') => {
                     self.pos += 1;
+                    out.shrink_to_fit();
                     return Ok((out, Span::new(start, self.pos)));
                 }
                 Some(b'\\') => self.escape(&mut out)?,

@@ -172,7 +172,7 @@ fn arguments<'d>(
         .unwrap_or_default()
         .iter()
         .filter(|m| is_literal(&m.value))
-        .map(|m| (m.key.clone(), m.value.to_json()))
+        .map(|m| (m.key.to_string(), m.value.to_json()))
         .collect();
     let instance = serde_json::Value::Object(literals);
     for error in validator.iter_errors(&instance) {

@@ -18,6 +18,9 @@ use crate::{Context, all_of, expected_types, head, one_of, subset};
 struct MetaSchema {
     json: serde_json::Value,
     validator: jsonschema::Validator,
+    /// For a meta-schema with a `$defs/step` (LWIR's): the same schema with `$defs/step` as
+    /// its root, to validate the top-level steps one at a time.
+    step: Option<jsonschema::Validator>,
 }
 
 fn meta(text: &'static str, cell: &'static OnceLock<MetaSchema>) -> &'static MetaSchema {
@@ -25,7 +28,24 @@ fn meta(text: &'static str, cell: &'static OnceLock<MetaSchema>) -> &'static Met
         // The meta-schemas are part of this crate; a unit test builds both.
         let json: serde_json::Value = serde_json::from_str(text).expect("meta-schema is JSON");
         let validator = jsonschema::draft202012::new(&json).expect("meta-schema compiles");
-        MetaSchema { json, validator }
+        let step = json.pointer("/$defs/step").map(|_| {
+            // The same `$id` and `$defs`, so every location keeps its schema path
+            // (`/$defs/step/...`, `/$defs/identifier/pattern`, ...).
+            let mut root = serde_json::Map::new();
+            for key in ["$schema", "$id", "$defs"] {
+                if let Some(value) = json.get(key) {
+                    root.insert(key.to_owned(), value.clone());
+                }
+            }
+            root.insert("$ref".to_owned(), "#/$defs/step".into());
+            jsonschema::draft202012::new(&serde_json::Value::Object(root))
+                .expect("the step meta-schema compiles")
+        });
+        MetaSchema {
+            json,
+            validator,
+            step,
+        }
     })
 }
 
@@ -107,6 +127,16 @@ fn lwir_version(cx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// `doc` against `meta`.
+///
+/// The `jsonschema` crate validates a `serde_json::Value`, a second copy of the document
+/// several times its size. For a draft, the top-level steps (nearly all of it) are therefore
+/// validated one at a time, each as its own `serde_json` copy, against `$defs/step` — what
+/// the meta-schema applies to each element of `steps` (`$defs/steps` is only `type` and
+/// `items`) — and the rest of the document with `steps` empty. Error locations are the
+/// same: instance paths get the step's prefix, and schema paths are absolute keyword
+/// locations (`/$defs/step/...`) either way. Findings are sorted afterwards, so the order
+/// in which they are met does not show.
 fn against_meta_schema(
     doc: &SpannedDocument,
     meta: &MetaSchema,
@@ -114,11 +144,92 @@ fn against_meta_schema(
     unjudged: &HashSet<String>,
     out: &mut Vec<Finding>,
 ) {
-    let instance = doc.root().to_json();
+    let root = doc.root();
+    let steps = match (&meta.step, root.as_object(), root.get("steps")) {
+        (Some(step), Some(members), Some(steps)) => steps.as_array().map(|s| (step, members, s)),
+        _ => None,
+    };
+    let Some((step_validator, members, steps)) = steps else {
+        let instance = if root.as_array().is_some() && only_object_keywords(&meta.json) {
+            // An array where the meta-schema wants an object (an array of a million numbers,
+            // say) meets only `type`: an empty array fails it the same way.
+            serde_json::Value::Array(Vec::new())
+        } else {
+            root.to_json()
+        };
+        for error in meta.validator.iter_errors(&instance) {
+            let at = error.instance_path().as_str().to_owned();
+            meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
+        }
+        return;
+    };
+    for (i, step) in steps.iter().enumerate() {
+        let instance = step.to_json();
+        for error in step_validator.iter_errors(&instance) {
+            let at = format!("/steps/{i}{}", error.instance_path().as_str());
+            meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
+        }
+    }
+    let instance = serde_json::Value::Object(
+        members
+            .iter()
+            .map(|m| {
+                let value = if m.key == "steps" {
+                    serde_json::Value::Array(Vec::new())
+                } else {
+                    m.value.to_json()
+                };
+                (m.key.to_string(), value)
+            })
+            .collect(),
+    );
     for error in meta.validator.iter_errors(&instance) {
         let at = error.instance_path().as_str().to_owned();
+        meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
+    }
+}
+
+/// Whether every keyword of `schema` but `type` applies to objects alone (or is an
+/// annotation), so that for an array it checks the type and nothing else.
+fn only_object_keywords(schema: &serde_json::Value) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "$schema",
+        "$id",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "type",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+    ];
+    schema
+        .as_object()
+        .is_some_and(|o| o.keys().all(|k| KEYWORDS.contains(&k.as_str())))
+        && schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
+}
+
+/// The findings of one meta-schema error at `at` (an instance path into `doc`).
+fn meta_schema_error(
+    doc: &SpannedDocument,
+    meta: &MetaSchema,
+    origin: Origin,
+    unjudged: &HashSet<String>,
+    error: &jsonschema::ValidationError<'_>,
+    at: String,
+    out: &mut Vec<Finding>,
+) {
+    {
         let Some(node) = doc.root().at(&at) else {
-            continue;
+            return;
         };
         let schema_path = error.schema_path().as_str();
         let mut found = Vec::new();
@@ -145,7 +256,7 @@ fn against_meta_schema(
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
                 if unjudged.contains(&at) {
-                    continue;
+                    return;
                 }
                 let known = known_fields(meta, schema_path, node);
                 // A failed `then` drops its annotations, so a kind's own fields come back as

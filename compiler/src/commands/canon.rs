@@ -1,8 +1,8 @@
 //! `lwirc canon`: the RFC 8785 canonical bytes of a JSON file.
 
-use lwirc::canon::canonical_bytes;
+use lwirc::canon::write_canonical_to;
 
-use super::{print_bytes, read_json};
+use super::{print_with, read_json};
 use crate::exit;
 
 /// Print the RFC 8785 (JCS) canonical form of a JSON file.
@@ -31,6 +31,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let Some(document) = read_json(&args.file)? else {
         return Ok(exit::FINDINGS);
     };
-    print_bytes(&canonical_bytes(document.root()))?;
+    // Streamed: the canonical form is written as it is made, never held whole.
+    print_with(|out| write_canonical_to(document.root(), out))?;
     Ok(exit::OK)
 }

@@ -88,8 +88,25 @@ pub(crate) fn print(text: &str) -> anyhow::Result<()> {
 
 /// Reads `path` (`-` for standard input) as strict I-JSON: its document, or `None` after
 /// printing the reader's findings for people on standard error.
+///
+/// The bytes move into the document (no copy is kept beside it).
 pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
-    Ok(document_or_report(&read_source(path)?))
+    let Source { name, bytes } = read_source(path)?;
+    let (document, findings) = document::read_document(bytes);
+    Ok(match document {
+        Ok(document) if findings.is_empty() => Some(document),
+        Ok(document) => {
+            report_reader_findings(&Source {
+                name,
+                bytes: document.into_source(),
+            });
+            None
+        }
+        Err(bytes) => {
+            report_reader_findings(&Source { name, bytes });
+            None
+        }
+    })
 }
 
 /// `source` read as strict I-JSON: its document, or `None` after printing the reader's
@@ -99,17 +116,22 @@ pub(crate) fn document_or_report(source: &Source) -> Option<SpannedDocument> {
     match read.document {
         Some(document) if read.findings.is_empty() => Some(document),
         _ => {
-            let report = human::render(
-                &reader_validation(source),
-                human::HumanOptions {
-                    color: stderr_color(),
-                    ..Default::default()
-                },
-            );
-            eprint!("{report}");
+            report_reader_findings(source);
             None
         }
     }
+}
+
+/// Prints the findings of reading `source` as strict I-JSON for people on standard error.
+fn report_reader_findings(source: &Source) {
+    let report = human::render(
+        &reader_validation(source),
+        human::HumanOptions {
+            color: stderr_color(),
+            ..Default::default()
+        },
+    );
+    eprint!("{report}");
 }
 
 /// The findings of reading `source` as strict I-JSON, as a validation for the renderers.
@@ -159,8 +181,15 @@ pub(crate) fn stderr_color() -> bool {
 
 /// Writes `bytes` to standard output; a closed pipe is not an error.
 pub(crate) fn print_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    print_with(|out| out.write_all(bytes))
+}
+
+/// Runs `write` on standard output and flushes it; a closed pipe is not an error.
+pub(crate) fn print_with(
+    write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
+    match write(&mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to standard output"),
     }

@@ -17,7 +17,7 @@ use miette::{
 };
 
 use super::terminal::{excerpt, is_unsafe, sanitize};
-use crate::pipeline::{Source, Validation};
+use crate::pipeline::Validation;
 
 /// How to render.
 #[derive(Clone, Copy, Debug)]
@@ -47,13 +47,19 @@ pub fn render(validation: &Validation, options: HumanOptions) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(options.width)
         .with_links(false);
-    let draft = SnippetSource::new(&validation.draft);
-    let definition = validation.definition.as_ref().map(SnippetSource::new);
+    // A file's display text is a copy of it: made only when a finding points into it.
+    let snippet = |origin: Origin| {
+        SnippetSource::new(&validation.source(origin).name, validation.bytes(origin))
+    };
+    let draft = std::cell::OnceCell::new();
+    let definition = std::cell::OnceCell::new();
     let mut out = String::new();
     for finding in &validation.findings {
-        let source = match (finding.origin, &definition) {
-            (Origin::Definition, Some(d)) => d,
-            _ => &draft,
+        let source = match finding.origin {
+            Origin::Definition if validation.definition.is_some() => {
+                definition.get_or_init(|| snippet(Origin::Definition))
+            }
+            _ => draft.get_or_init(|| snippet(Origin::Draft)),
         };
         let diagnostic = FindingDiagnostic { finding, source };
         // Writing into a String cannot fail.
@@ -232,16 +238,16 @@ const MAX_DRAWN_LINES: usize = 12;
 const WINDOW_CONTEXT: usize = 60;
 
 impl SnippetSource {
-    fn new(source: &Source) -> Self {
+    fn new(name: &str, bytes: &[u8]) -> Self {
         // `?` stands for each byte that is not UTF-8, and for each byte of a control or
         // bidirectional character a terminal would act on, so offsets stay those of the
         // file; a trailing space gives a problem at the end of the file (`found the end of
         // the file`) a place to be drawn.
-        let mut text = terminal_safe(&display_text(&source.bytes));
+        let mut text = terminal_safe(&display_text(bytes));
         text.push(' ');
         let columns = ColumnIndex::new(text.as_bytes());
         Self {
-            name: sanitize(&source.name).into_owned(),
+            name: sanitize(name).into_owned(),
             text,
             columns,
         }

@@ -23,11 +23,11 @@ pub(crate) struct Locators<'a> {
 impl<'a> Locators<'a> {
     pub(crate) fn new(validation: &'a Validation) -> Self {
         Self {
-            draft: Locator::new(&validation.draft.bytes),
+            draft: Locator::new(validation.bytes(Origin::Draft)),
             definition: validation
                 .definition
                 .as_ref()
-                .map(|d| Locator::new(&d.bytes)),
+                .map(|_| Locator::new(validation.bytes(Origin::Definition))),
         }
     }
 

@@ -268,12 +268,18 @@ pub fn render(validation: &Validation) -> String {
     let artifacts = sources
         .iter()
         .enumerate()
-        .map(|(index, s)| Artifact {
+        .map(|(index, _)| Artifact {
             location: ArtifactLocation {
                 uri: &uris[index],
                 index,
             },
-            length: s.bytes.len(),
+            length: validation
+                .bytes(if index == 0 {
+                    Origin::Draft
+                } else {
+                    Origin::Definition
+                })
+                .len(),
         })
         .collect();
     let log = Log {
