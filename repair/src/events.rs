@@ -402,6 +402,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `EventLog::resume`, retried for a while when locked: another test's child process,
+    /// forked but not yet exec'd, briefly shares the lock of a log this test just closed.
+    fn resume_when_free(dir: &Path) -> Result<(EventLog, Vec<Event>), LogError> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match EventLog::resume(dir) {
+                Err(LogError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn append_raw(path: &Path, bytes: &[u8]) {
         let mut f = OpenOptions::new().append(true).open(path).unwrap();
         f.write_all(bytes).unwrap();
@@ -509,7 +523,7 @@ mod tests {
     fn empty_log_resumes_at_seq_one() {
         let dir = tempfile::tempdir().unwrap();
         drop(EventLog::create(dir.path()).unwrap());
-        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        let (mut log, events) = resume_when_free(dir.path()).unwrap();
         assert!(events.is_empty());
         assert_eq!(log.append("a", json!({})).unwrap().seq, 1);
     }
@@ -529,7 +543,7 @@ mod tests {
         assert_eq!(read(&path).unwrap(), [e1.clone(), e2.clone()]);
         assert_eq!(std::fs::read(&path).unwrap().len(), committed.len() + 12);
 
-        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        let (mut log, events) = resume_when_free(dir.path()).unwrap();
         assert_eq!(events, [e1, e2]);
         assert_eq!(std::fs::read(&path).unwrap(), committed);
 
@@ -554,7 +568,7 @@ mod tests {
         append_raw(&path, line(2, "{}").as_bytes());
 
         assert_eq!(read(&path).unwrap().len(), 1);
-        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        let (mut log, events) = resume_when_free(dir.path()).unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(std::fs::read(&path).unwrap(), committed);
         assert_eq!(log.append("b", json!({})).unwrap().seq, 2);
@@ -670,7 +684,7 @@ mod tests {
 
         // Once the owner is gone, the session can be resumed.
         drop(owner);
-        let (mut log, events) = EventLog::resume(dir.path()).unwrap();
+        let (mut log, events) = resume_when_free(dir.path()).unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(log.append("b", json!({})).unwrap().seq, 2);
         let err = EventLog::create(dir.path()).unwrap_err();
