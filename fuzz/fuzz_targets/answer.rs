@@ -1,0 +1,43 @@
+//! A planner's standard output through `parse_answer`, then the draft it carries through the
+//! whole validation pipeline (with the compiled expression plan) against the shipped example
+//! definition, `examples/issue-triage/workflow.json`, as `lwirc compile` does.
+//!
+//! Never panics; a version is given exactly when there are no errors, and every finding on
+//! the draft points inside the draft's bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lwir_repair::protocol::{Answer, MAX_RATIONALE_CHARS, parse_answer};
+use lwir_spec::Origin;
+use lwirc::session::{PipelineCheck, checked};
+
+fuzz_target!(|data: &[u8]| {
+    match parse_answer(data) {
+        Ok(Answer::Draft { lwir }) => {
+            let check = PipelineCheck::new(lwirc_fuzz::definition(), "draft.json");
+            let validation = check.compiled(&lwir);
+            assert_eq!(validation.version.is_some(), !validation.has_errors());
+            for f in &validation.findings {
+                let len = match f.origin {
+                    Origin::Draft => lwir.len(),
+                    Origin::Definition => lwirc_fuzz::DEFINITION.len(),
+                };
+                assert!(
+                    f.span.start <= f.span.end && f.span.end <= len,
+                    "{} {} span {:?} outside {len} bytes",
+                    f.code.as_str(),
+                    f.pointer,
+                    f.span
+                );
+            }
+            // What the repair loop and the planner see of it.
+            let c = checked(validation);
+            let _ = serde_json::to_vec(&c.findings_json);
+        }
+        Ok(Answer::Attention { rationale }) => {
+            // The cut keeps at most the limit, plus the `…` marking it.
+            assert!(rationale.chars().count() <= MAX_RATIONALE_CHARS + 1);
+        }
+        Err(_) => {}
+    }
+});
