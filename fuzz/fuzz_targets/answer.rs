@@ -11,7 +11,7 @@ use lwir_repair::protocol::{Answer, MAX_RATIONALE_CHARS, parse_answer};
 use lwir_spec::Origin;
 use lwirc::session::{PipelineCheck, checked};
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     match parse_answer(data) {
         Ok(Answer::Draft { lwir }) => {
             let check = PipelineCheck::new(lwirc_fuzz::definition(), "draft.json");

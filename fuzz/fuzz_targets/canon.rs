@@ -11,7 +11,7 @@ use lwir_spec::document;
 use lwirc::canon::{canonical_bytes, sha256_of, version_of};
 use lwirc_fuzz::same_json;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let outcome = document::read(data.to_vec());
     let Some(doc) = outcome.document else {
         return;

@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use lwir_spec::expr::{Expr, Part, StringValue, SyntaxError, parse_expression, parse_string_value};
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

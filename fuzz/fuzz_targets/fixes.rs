@@ -15,7 +15,7 @@ use lwir_spec::{Origin, PatchOp};
 use lwirc::session::PipelineCheck;
 use serde_json::Value as J;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     if data.first() == Some(&b'[') {
         patch(data);
     } else {

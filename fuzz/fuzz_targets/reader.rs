@@ -13,7 +13,7 @@ use lwir_spec::Code;
 use lwir_spec::document::{self, MAX_DEPTH};
 use lwirc_fuzz::same_json;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let outcome = document::read(data.to_vec());
     for f in &outcome.findings {
         assert!(
