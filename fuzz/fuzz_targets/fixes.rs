@@ -79,9 +79,15 @@ fn op(value: &J) -> Option<PatchOp> {
     let path = value.get("path")?.as_str()?.to_owned();
     let val = || value.get("value").cloned();
     Some(match value.get("op")?.as_str()? {
-        "add" => PatchOp::Add { path, value: val()? },
+        "add" => PatchOp::Add {
+            path,
+            value: val()?,
+        },
         "remove" => PatchOp::Remove { path },
-        "replace" => PatchOp::Replace { path, value: val()? },
+        "replace" => PatchOp::Replace {
+            path,
+            value: val()?,
+        },
         "move" => PatchOp::Move {
             from: value.get("from")?.as_str()?.to_owned(),
             path,
