@@ -2,13 +2,14 @@
 //! whole validation pipeline (with the compiled expression plan) against the shipped example
 //! definition, `examples/issue-triage/workflow.json`, as `lwirc compile` does.
 //!
-//! Never panics; a version is given exactly when there are no errors, and every finding on
+//! Never panics; the human, JSON and SARIF reports render (the last two as JSON); a version is given exactly when there are no errors, and every finding on
 //! the draft points inside the draft's bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lwir_repair::protocol::{Answer, MAX_RATIONALE_CHARS, parse_answer};
 use lwir_spec::Origin;
+use lwirc::render;
 use lwirc::session::{PipelineCheck, checked};
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
@@ -29,6 +30,16 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
                     f.pointer,
                     f.span
                 );
+            }
+            // The three reports `lwirc validate` prints; the JSON ones are JSON.
+            // The human report (miette) costs more than the validation: one draft in four.
+            if lwir.len() % 4 == 0 {
+                let _ = render::human::render(&validation, render::human::HumanOptions::default());
+            }
+            for report in [render::json::render(&validation), render::sarif::render(&validation)] {
+                if let Err(e) = serde_json::from_str::<serde_json::Value>(&report) {
+                    panic!("a report is not JSON ({e}):\n{report}");
+                }
             }
             // What the repair loop and the planner see of it.
             let c = checked(validation);
