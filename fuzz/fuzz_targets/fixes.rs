@@ -1,0 +1,97 @@
+//! Fix application; never panics.
+//!
+//! - A draft (any input not starting with `[`): validated against the example definition;
+//!   every fix of every finding on the draft is applied on its own with `lwir_repair::apply`
+//!   (a failing patch leaves the document unchanged), then the repair loop's safe-fix passes
+//!   run (`apply_safe_fixes`, as `lwirc repair` does). `Clean` means no errors and a version;
+//!   each pass's draft is the validated one.
+//! - `[document, [op, …]]`: an arbitrary RFC 6902 patch (`add`, `remove`, `replace`, `move`)
+//!   applied to an arbitrary document; on error the document is unchanged.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lwir_repair::fixes::{Check, FixStop, MAX_FIX_PASSES, Seen, apply_safe_fixes};
+use lwir_spec::{Origin, PatchOp};
+use lwirc::session::PipelineCheck;
+use serde_json::Value as J;
+
+fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
+    if data.first() == Some(&b'[') {
+        patch(data);
+    } else {
+        draft(data);
+    }
+});
+
+fn draft(data: &[u8]) {
+    let mut check = PipelineCheck::new(lwirc_fuzz::definition(), "draft.json");
+    let checked = check.check(data);
+    if let Some(document) = &checked.document {
+        for f in &checked.findings {
+            let Some(fix) = &f.fix else { continue };
+            if f.origin != Origin::Draft {
+                continue;
+            }
+            let mut doc = document.clone();
+            if lwir_repair::apply(&mut doc, &fix.patch).is_err() {
+                assert_eq!(&doc, document, "a failed patch changed the document");
+            }
+        }
+    }
+    let mut seen = Seen::default();
+    seen.visit(&checked);
+    let outcome = apply_safe_fixes(
+        &mut check,
+        data.to_vec(),
+        checked,
+        &mut seen,
+        MAX_FIX_PASSES,
+        &mut |_| {},
+    );
+    assert!(outcome.passes.len() <= MAX_FIX_PASSES as usize);
+    if outcome.stop == FixStop::Clean {
+        assert!(!outcome.checked.has_errors());
+        assert!(outcome.checked.version.is_some());
+    }
+    if !outcome.passes.is_empty() {
+        let again = check.check(&outcome.draft);
+        assert_eq!(again.state, outcome.checked.state);
+    }
+}
+
+fn patch(data: &[u8]) {
+    let Ok(J::Array(parts)) = serde_json::from_slice::<J>(data) else {
+        return;
+    };
+    let [document, J::Array(ops)] = parts.as_slice() else {
+        return;
+    };
+    let Some(ops) = ops.iter().map(op).collect::<Option<Vec<_>>>() else {
+        return;
+    };
+    let mut doc = document.clone();
+    if lwir_repair::apply(&mut doc, &ops).is_err() {
+        assert_eq!(&doc, document, "a failed patch changed the document");
+    }
+}
+
+fn op(value: &J) -> Option<PatchOp> {
+    let path = value.get("path")?.as_str()?.to_owned();
+    let val = || value.get("value").cloned();
+    Some(match value.get("op")?.as_str()? {
+        "add" => PatchOp::Add {
+            path,
+            value: val()?,
+        },
+        "remove" => PatchOp::Remove { path },
+        "replace" => PatchOp::Replace {
+            path,
+            value: val()?,
+        },
+        "move" => PatchOp::Move {
+            from: value.get("from")?.as_str()?.to_owned(),
+            path,
+        },
+        _ => return None,
+    })
+}
