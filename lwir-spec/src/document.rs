@@ -21,7 +21,8 @@ use crate::finding::Finding;
 use crate::pointer::{self, PathStack};
 use crate::span::Span;
 
-/// The deepest nesting of arrays and objects the reader accepts (the same as `serde_json`).
+/// The deepest nesting of arrays and objects the reader accepts. (`serde_json` by default
+/// refuses one level sooner: what lwirc writes for serde_json readers is checked on its own.)
 pub const MAX_DEPTH: usize = 128;
 
 /// Whether the integer literal `text` is exactly how RFC 8785 (ECMAScript) writes the
