@@ -11,12 +11,20 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Whether `c` must not reach a terminal as it is: the C0 controls (line breaks and tabs
-/// included), DEL, the C1 controls U+0080–U+009F, and the bidirectional embeddings,
-/// overrides and isolates U+202A–U+202E and U+2066–U+2069.
+/// included), DEL, the C1 controls U+0080–U+009F, the bidirectional embeddings, overrides
+/// and isolates U+202A–U+202E and U+2066–U+2069, the bidirectional marks U+061C, U+200E and
+/// U+200F, and the invisible byte order mark U+FEFF.
 pub fn is_unsafe(c: char) -> bool {
     matches!(
         c,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{feff}'
     )
 }
 
@@ -66,6 +74,7 @@ mod tests {
 
     #[test]
     fn escapes_controls_and_bidi_and_keeps_the_rest() {
+        assert_eq!(sanitize("\u{feff}a\u{200f}"), "\\u{feff}a\\u{200f}");
         assert_eq!(
             sanitize("a\u{1b}]0;pwned\u{7}b\u{1b}[2J"),
             "a\\u{1b}]0;pwned\\u{7}b\\u{1b}[2J"
