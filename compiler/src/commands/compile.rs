@@ -244,6 +244,10 @@ fn check_registry(dir: &Path) -> anyhow::Result<()> {
                 {
                     existing = match existing.parent() {
                         Some(parent) if !parent.as_os_str().is_empty() => parent,
+                        // The current directory itself is gone: nothing to climb to.
+                        _ if existing == Path::new(".") => {
+                            return Err(unusable(format!("cannot read `.`: {e}")));
+                        }
                         _ => Path::new("."),
                     };
                 }
