@@ -20,6 +20,14 @@ fn or_chain(terms: usize) -> String {
     vec!["input.repo == 'a'"; terms].join(" || ")
 }
 
+/// `lwirc validate DRAFT -d <the example definition> EXTRA…` in `dir`.
+fn validate(dir: &std::path::Path, draft: &str, extra: &[&str]) -> std::process::Output {
+    let definition = example("workflow.json");
+    let mut args = vec!["validate", draft, "-d", &definition];
+    args.extend_from_slice(extra);
+    lwirc(dir, &args)
+}
+
 fn findings(out: &std::process::Output) -> Vec<serde_json::Value> {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     report["findings"].as_array().unwrap().clone()
@@ -39,17 +47,7 @@ fn long_expression_chains_are_findings_not_crashes() {
     ];
     for chain in &chains {
         let draft = write_json(tmp.path(), "draft.json", &draft_with_when(chain));
-        let out = lwirc(
-            tmp.path(),
-            &[
-                "validate",
-                &draft,
-                "-d",
-                &example("workflow.json"),
-                "--format",
-                "json",
-            ],
-        );
+        let out = validate(tmp.path(), &draft, &["--format", "json"]);
         assert_exit(&out, 1);
         let found = findings(&out);
         let too_complex: Vec<_> = found.iter().filter(|f| f["code"] == "LW212").collect();
@@ -266,17 +264,7 @@ fn huge_values_are_excerpted_for_people() {
     let mut draft = example_draft();
     draft["lwir"] = "x".repeat(200_000).into();
     let draft = write_json(tmp.path(), "draft.json", &draft);
-    let human = lwirc(
-        tmp.path(),
-        &[
-            "validate",
-            &draft,
-            "-d",
-            &example("workflow.json"),
-            "--color",
-            "never",
-        ],
-    );
+    let human = validate(tmp.path(), &draft, &["--color", "never"]);
     assert_exit(&human, 1);
     assert!(
         stdout(&human).len() < 20_000,
@@ -288,17 +276,7 @@ fn huge_values_are_excerpted_for_people() {
         "{}",
         stdout(&human)
     );
-    let json = lwirc(
-        tmp.path(),
-        &[
-            "validate",
-            &draft,
-            "-d",
-            &example("workflow.json"),
-            "--format",
-            "json",
-        ],
-    );
+    let json = validate(tmp.path(), &draft, &["--format", "json"]);
     assert!(
         stdout(&json).contains(&"x".repeat(200_000)),
         "the JSON report is exact"

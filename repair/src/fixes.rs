@@ -281,16 +281,8 @@ fn run_pass(
     before: &Checked,
     candidates: Vec<AppliedFix>,
 ) -> Option<PassResult> {
-    let mut all = document.clone();
-    let mut applied = Vec::new();
     let mut rolled_back = Vec::new();
-    for fix in candidates {
-        if crate::apply(&mut all, &fix.patch).is_ok() {
-            applied.push(fix);
-        } else {
-            rolled_back.push(fix);
-        }
-    }
+    let (all, applied) = apply_all(document, candidates, &mut rolled_back);
     if applied.is_empty() {
         return None;
     }
@@ -307,15 +299,7 @@ fn run_pass(
         .into_iter()
         .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
     if !suspects.is_empty() {
-        let mut trial = document.clone();
-        let mut kept = Vec::new();
-        for fix in innocent {
-            if crate::apply(&mut trial, &fix.patch).is_ok() {
-                kept.push(fix);
-            } else {
-                rolled_back.push(fix);
-            }
-        }
+        let (trial, kept) = apply_all(document, innocent, &mut rolled_back);
         if kept.is_empty() {
             // Every fix is a suspect: nothing to keep, and nothing to validate.
             return None;
@@ -339,6 +323,25 @@ fn run_pass(
         return one_at_a_time(check, document, before, all_fixes, rolled_back);
     }
     one_at_a_time(check, document, before, innocent, rolled_back)
+}
+
+/// `document` with every fix of `fixes` applied that applies; those that no longer apply go
+/// to `failed`. Returns the document and the fixes applied.
+fn apply_all(
+    document: &serde_json::Value,
+    fixes: Vec<AppliedFix>,
+    failed: &mut Vec<AppliedFix>,
+) -> (serde_json::Value, Vec<AppliedFix>) {
+    let mut patched = document.clone();
+    let mut applied = Vec::new();
+    for fix in fixes {
+        if crate::apply(&mut patched, &fix.patch).is_ok() {
+            applied.push(fix);
+        } else {
+            failed.push(fix);
+        }
+    }
+    (patched, applied)
 }
 
 /// Most validations [`one_at_a_time`] spends in one pass; fixes past it are rolled back
