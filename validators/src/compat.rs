@@ -680,7 +680,7 @@ fn has_pattern(ty: &Ty) -> bool {
 }
 
 /// A value for a message: compact JSON, shortened past 60 characters.
-fn show(v: &Json) -> String {
+pub(crate) fn show(v: &Json) -> String {
     let text = v.to_string();
     if text.chars().count() > 60 {
         let cut: String = text.chars().take(59).collect();

@@ -481,13 +481,13 @@ impl<'d> Checker<'_, 'd, '_> {
                         Some(constraint) => format!(
                             "{what} may not fit {into}: it gives {}, which the consumer's {constraint} does not accept (e.g. {})",
                             producer.summary_with_constraints(),
-                            shown_value(&counterexample)
+                            crate::compat::show(&counterexample)
                         ),
                         None => format!(
                             "{what} may not fit {into}: it gives {}, which accepts {} (e.g. {})",
                             producer.summary_with_constraints(),
                             consumer.summary_with_constraints(),
-                            shown_value(&counterexample)
+                            crate::compat::show(&counterexample)
                         ),
                     },
                 )
@@ -655,17 +655,6 @@ fn some_of(names: &[String]) -> String {
         shown.join(", "),
         names.len() - NAMES_SHOWN
     )
-}
-
-/// A counterexample in a message: compact JSON, cut past 60 characters.
-fn shown_value(v: &serde_json::Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 60 {
-        let cut: String = text.chars().take(59).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
 }
 
 /// At most this many property names are listed in a message.
