@@ -551,6 +551,10 @@ impl<S: Storage> Registry<S> {
             let Some(entry) = self.registration(version, n)? else {
                 break;
             };
+            if n == 0 {
+                // The LWIR is the same object for every registration: hashed once.
+                self.object(version, version)?;
+            }
             let expected = entries.last().map(|e| e.record_digest.to_string());
             if entry.record.supersedes != expected {
                 return Err(RegistryError::Corrupt {
@@ -567,20 +571,22 @@ impl<S: Storage> Registry<S> {
     }
 
     fn reference_location(&self, version: &Digest, n: u32) -> String {
-        let name = match n {
-            0 => version.hex().to_owned(),
-            n => format!("{}.{n}", version.hex()),
-        };
-        self.storage.location(Area::Versions, &name)
+        self.storage
+            .location(Area::Versions, &reference_name(version, n))
     }
 
-    /// Registration `n` of `version`, verified; `None` when there is none.
+    /// The stored reference of registration `n` of `version` (0: the first), unverified.
+    fn reference_bytes(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
+        match n {
+            0 => self.storage.version(version),
+            n => self.storage.registration(version, n),
+        }
+    }
+
+    /// Registration `n` of `version`, its reference and record verified (the LWIR is left
+    /// to [`Registry::registrations`]); `None` when there is none.
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Entry>, RegistryError> {
-        let bytes = match n {
-            0 => self.storage.version(version)?,
-            n => self.storage.registration(version, n)?,
-        };
-        let Some(bytes) = bytes else {
+        let Some(bytes) = self.reference_bytes(version, n)? else {
             return Ok(None);
         };
         let location = self.reference_location(version, n);
@@ -603,7 +609,6 @@ impl<S: Storage> Registry<S> {
                 "not the canonical reference of this version".into(),
             ));
         }
-        self.object(version, version)?;
         let record_bytes = self.object(&record_digest, version)?;
         let record: Record =
             serde_json::from_slice(&record_bytes).map_err(|e| RegistryError::Corrupt {
@@ -742,11 +747,9 @@ impl<S: Storage> Registry<S> {
                     // Keep what the references name, so the object pass does not also call
                     // them orphans.
                     for n in 0u32.. {
-                        let bytes = match n {
-                            0 => self.storage.version(&version)?,
-                            n => self.storage.registration(&version, n)?,
+                        let Some(bytes) = self.reference_bytes(&version, n)? else {
+                            break;
                         };
-                        let Some(bytes) = bytes else { break };
                         covered.insert((version.clone(), n));
                         if let Ok(r) = serde_json::from_slice::<VersionRef>(&bytes)
                             && let Some(d) = Digest::parse(&r.record)
@@ -773,7 +776,7 @@ impl<S: Storage> Registry<S> {
             let digest = match listed {
                 Listed::Named(d) => d,
                 Listed::Registration(d, n) => {
-                    let name = format!("{}.{n}", d.hex());
+                    let name = reference_name(&d, n);
                     report.push(IssueKind::Unexpected, Area::Objects, &name, &self.storage);
                     continue;
                 }
@@ -829,6 +832,15 @@ fn encode_record(record: &Record, version: &Digest) -> Result<Vec<u8>, RegistryE
         });
     }
     Ok(bytes)
+}
+
+/// The name of the reference of registration `n` of `version`: `<hex>` for the first,
+/// `<hex>.<n>` for the n-th `--rebase`.
+fn reference_name(version: &Digest, n: u32) -> String {
+    match n {
+        0 => version.hex().to_owned(),
+        n => format!("{}.{n}", version.hex()),
+    }
 }
 
 fn version_ref(version: &Digest, record: &Digest) -> Vec<u8> {

@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Area, Digest, Listed, Put, Storage, StorageError};
+use super::{Area, Digest, Listed, Put, Storage, StorageError, reference_name};
 
 /// Names of unpublished files start with this.
 const TEMPORARY_PREFIX: &str = ".tmp.";
@@ -165,12 +165,15 @@ impl Storage for Directory {
         n: u32,
         bytes: &[u8],
     ) -> Result<Put, StorageError> {
-        let name = format!("{}.{n}", version.hex());
-        publish(&self.area(Area::Versions), &name, bytes)
+        publish(
+            &self.area(Area::Versions),
+            &reference_name(version, n),
+            bytes,
+        )
     }
 
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
-        self.read(Area::Versions, &format!("{}.{n}", version.hex()))
+        self.read(Area::Versions, &reference_name(version, n))
     }
 
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
