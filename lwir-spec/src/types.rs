@@ -1161,8 +1161,9 @@ fn is_leaf(ty: &Ty) -> bool {
     }
 }
 
-/// A JSON value in at most `max` characters (cut with `…`).
-fn short(v: &Json, max: usize) -> String {
+/// A JSON value, compact, in at most `max` characters (cut with `…`): how messages show a
+/// value.
+pub fn short(v: &Json, max: usize) -> String {
     let text = v.to_string();
     if text.chars().count() > max {
         let cut: String = text.chars().take(max - 1).collect();

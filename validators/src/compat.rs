@@ -681,13 +681,7 @@ fn has_pattern(ty: &Ty) -> bool {
 
 /// A value for a message: compact JSON, shortened past 60 characters.
 pub(crate) fn show(v: &Json) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 60 {
-        let cut: String = text.chars().take(59).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
+    lwir_spec::types::short(v, 60)
 }
 
 fn kind_name(v: &Json) -> &'static str {
