@@ -45,20 +45,19 @@ pub fn write_canonical(node: &lwir_spec::Node, out: &mut Vec<u8>) {
     write_node(node, out, &mut numbers);
 }
 
-/// Writes the RFC 8785 canonical form of `node` to `writer`, in chunks of at most 64 KiB,
-/// without holding the whole form in memory. Stops at the first error and returns it.
+/// Writes the RFC 8785 canonical form of `node` to `writer`, through a 64 KiB buffer,
+/// without holding the whole form in memory. Stops writing at the first error and returns
+/// it.
 pub fn write_canonical_to(node: &lwir_spec::Node, writer: &mut impl Write) -> io::Result<()> {
-    let mut result = Ok(());
-    {
-        let mut out = Chunked::new(|chunk: &[u8]| {
-            if result.is_ok() {
-                result = writer.write_all(chunk);
-            }
-        });
-        write_node(node, &mut out, &mut ryu_js::Buffer::new());
-        out.finish();
+    let mut out = Buffered {
+        writer: io::BufWriter::with_capacity(64 << 10, writer),
+        error: None,
+    };
+    write_node(node, &mut out, &mut ryu_js::Buffer::new());
+    match out.error {
+        Some(error) => Err(error),
+        None => out.writer.flush(),
     }
-    result
 }
 
 /// The RFC 8785 canonical bytes of `node`.
@@ -77,11 +76,7 @@ pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
 /// The canonical form is hashed as it is written, 64 KiB at a time, never held whole.
 pub fn version_of(node: &lwir_spec::Node) -> String {
     let mut hasher = Sha256::new();
-    {
-        let mut out = Chunked::new(|chunk: &[u8]| hasher.update(chunk));
-        write_node(node, &mut out, &mut ryu_js::Buffer::new());
-        out.finish();
-    }
+    write_canonical_to(node, &mut hasher).expect("writing into a hasher cannot fail");
     hex_digest(hasher)
 }
 
@@ -103,7 +98,7 @@ fn hex_digest(hasher: Sha256) -> String {
     text
 }
 
-/// Where canonical bytes go: a `Vec` (the whole form) or a [`Chunked`] consumer.
+/// Where canonical bytes go: a `Vec` (the whole form) or a [`Buffered`] writer.
 trait Out {
     fn push(&mut self, byte: u8);
     fn extend_from_slice(&mut self, bytes: &[u8]);
@@ -119,54 +114,24 @@ impl Out for Vec<u8> {
     }
 }
 
-/// Collects bytes into a 64 KiB buffer and hands each full buffer to `consume` (a hasher,
-/// a writer), so that the canonical form is never held whole. Larger slices (the bytes of a
-/// long string) go to `consume` directly.
-struct Chunked<F: FnMut(&[u8])> {
-    buffer: Vec<u8>,
-    consume: F,
+/// A buffered writer that keeps its first error (the canonical writer has no error path of
+/// its own).
+struct Buffered<W: Write> {
+    writer: io::BufWriter<W>,
+    error: Option<io::Error>,
 }
 
-const CHUNK: usize = 64 << 10;
-
-impl<F: FnMut(&[u8])> Chunked<F> {
-    fn new(consume: F) -> Self {
-        Self {
-            buffer: Vec::with_capacity(CHUNK),
-            consume,
-        }
-    }
-
-    fn flush(&mut self) {
-        if !self.buffer.is_empty() {
-            (self.consume)(&self.buffer);
-            self.buffer.clear();
-        }
-    }
-
-    /// Hands over what is still buffered.
-    fn finish(mut self) {
-        self.flush();
-    }
-}
-
-impl<F: FnMut(&[u8])> Out for Chunked<F> {
+impl<W: Write> Out for Buffered<W> {
     fn push(&mut self, byte: u8) {
-        if self.buffer.len() == CHUNK {
-            self.flush();
-        }
-        self.buffer.push(byte);
+        self.extend_from_slice(&[byte]);
     }
 
     fn extend_from_slice(&mut self, bytes: &[u8]) {
-        if self.buffer.len() + bytes.len() > CHUNK {
-            self.flush();
-            if bytes.len() >= CHUNK {
-                (self.consume)(bytes);
-                return;
-            }
+        if self.error.is_none()
+            && let Err(error) = self.writer.write_all(bytes)
+        {
+            self.error = Some(error);
         }
-        self.buffer.extend_from_slice(bytes);
     }
 }
 
