@@ -88,38 +88,23 @@ pub(crate) fn print(text: &str) -> anyhow::Result<()> {
 
 /// Reads `path` (`-` for standard input) as strict I-JSON: its document, or `None` after
 /// printing the reader's findings for people on standard error.
-///
-/// The bytes move into the document (no copy is kept beside it).
 pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
-    let Source { name, bytes } = read_source(path)?;
-    let (document, findings) = document::read_document(bytes);
-    Ok(match document {
-        Ok(document) if findings.is_empty() => Some(document),
-        Ok(document) => {
-            report_reader_findings(&Source {
-                name,
-                bytes: document.into_source(),
-            });
-            None
-        }
-        Err(bytes) => {
-            report_reader_findings(&Source { name, bytes });
-            None
-        }
-    })
+    Ok(document_or_report(read_source(path)?))
 }
 
 /// `source` read as strict I-JSON: its document, or `None` after printing the reader's
-/// findings for people on standard error.
-pub(crate) fn document_or_report(source: &Source) -> Option<SpannedDocument> {
-    let read = document::read(source.bytes.clone());
-    match read.document {
-        Some(document) if read.findings.is_empty() => Some(document),
-        _ => {
-            report_reader_findings(source);
-            None
-        }
-    }
+/// findings for people on standard error. The bytes move into the document (no copy is
+/// kept beside it).
+pub(crate) fn document_or_report(source: Source) -> Option<SpannedDocument> {
+    let Source { name, bytes } = source;
+    let (document, findings) = document::read_document(bytes);
+    let bytes = match document {
+        Ok(document) if findings.is_empty() => return Some(document),
+        Ok(document) => document.into_source(),
+        Err(bytes) => bytes,
+    };
+    report_reader_findings(&Source { name, bytes });
+    None
 }
 
 /// Prints the findings of reading `source` as strict I-JSON for people on standard error.

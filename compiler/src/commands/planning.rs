@@ -108,7 +108,7 @@ pub(crate) struct Loaded {
 /// Reads the definition for a session: `None` (after printing why on standard error) when it
 /// is not I-JSON or has errors of its own — no planner call could succeed against it.
 pub(crate) fn load_definition(definition: &Source) -> Option<Loaded> {
-    let document = super::document_or_report(definition)?;
+    let document = super::document_or_report(definition.clone())?;
     if let Some(errors) = lwirc::session::definition_errors(definition) {
         let options = human::HumanOptions {
             color: stderr_color(),
