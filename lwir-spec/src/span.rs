@@ -44,11 +44,9 @@ pub struct LineColumn {
     pub column: usize,
 }
 
-/// Start offsets of every line of a file, for turning byte offsets into [`LineColumn`]s.
-///
-/// Looking up a line is a binary search; the column counts characters from the line start,
-/// so callers that locate many offsets on one very long line (a minified document) should
-/// go through [`Locator`], which walks forward instead of restarting each time.
+/// Start offsets of every line of a file. Looking up a line is a binary search; for
+/// columns too, go through [`Locator`] or [`ColumnIndex`], which do not count from the
+/// line start.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
