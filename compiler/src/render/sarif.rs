@@ -307,15 +307,13 @@ pub fn render(validation: &Validation) -> String {
 /// 0–9 - . _ ~`) or a `/` is percent-encoded (UTF-8 for non-ASCII), so a space, `%`, `#`
 /// or `?` stays part of the path. A relative path stays relative.
 fn uri_reference(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for &byte in name.as_bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~')
+        .remove(b'/');
+    percent_encoding::utf8_percent_encode(name, KEPT).to_string()
 }
 
 fn located<'a>(
