@@ -63,153 +63,10 @@ pub enum Value {
     Object(Vec<Member>),
 }
 
-/// A decoded string or key. Up to [`Str::INLINE`] bytes (most keys and many values) are
-/// kept inline, without a heap allocation of their own; longer ones in an exact-size box.
-/// It reads as a `str` (`Deref`) and compares with `str`, `&str` and `String`.
-#[derive(Clone)]
-pub struct Str(StrRepr);
-
-#[derive(Clone)]
-enum StrRepr {
-    /// `len` bytes of UTF-8 at the start of `bytes`.
-    Inline {
-        len: u8,
-        bytes: [u8; Str::INLINE],
-    },
-    Heap(Box<str>),
-}
-
-impl Str {
-    /// The longest string kept inline, in bytes.
-    pub const INLINE: usize = 22;
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        match &self.0 {
-            StrRepr::Inline { len, bytes } => {
-                // An inline `Str` is only made (in `From<&str>`) from a whole `str`, so this
-                // never fails; checking 22 bytes costs nothing next to `unsafe`.
-                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
-            }
-            StrRepr::Heap(text) => text,
-        }
-    }
-}
-
-impl Default for Str {
-    fn default() -> Self {
-        Self(StrRepr::Inline {
-            len: 0,
-            bytes: [0; Str::INLINE],
-        })
-    }
-}
-
-impl From<&str> for Str {
-    fn from(text: &str) -> Self {
-        match u8::try_from(text.len()) {
-            Ok(len) if text.len() <= Str::INLINE => {
-                let mut bytes = [0; Str::INLINE];
-                bytes[..text.len()].copy_from_slice(text.as_bytes());
-                Self(StrRepr::Inline { len, bytes })
-            }
-            _ => Self(StrRepr::Heap(text.into())),
-        }
-    }
-}
-
-impl From<String> for Str {
-    fn from(text: String) -> Self {
-        if text.len() <= Str::INLINE {
-            Self::from(text.as_str())
-        } else {
-            Self(StrRepr::Heap(text.into_boxed_str()))
-        }
-    }
-}
-
-impl From<Str> for String {
-    fn from(text: Str) -> Self {
-        match text.0 {
-            StrRepr::Heap(text) => text.into_string(),
-            inline @ StrRepr::Inline { .. } => Str(inline).as_str().to_owned(),
-        }
-    }
-}
-
-impl std::ops::Deref for Str {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl AsRef<str> for Str {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::borrow::Borrow<str> for Str {
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::fmt::Debug for Str {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl std::fmt::Display for Str {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self.as_str(), f)
-    }
-}
-
-impl PartialEq for Str {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for Str {}
-
-impl PartialOrd for Str {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Str {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-impl std::hash::Hash for Str {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
-
-macro_rules! str_eq {
-    ($($other:ty),*) => {$(
-        impl PartialEq<$other> for Str {
-            fn eq(&self, other: &$other) -> bool {
-                self.as_str() == AsRef::<str>::as_ref(other)
-            }
-        }
-        impl PartialEq<Str> for $other {
-            fn eq(&self, other: &Str) -> bool {
-                AsRef::<str>::as_ref(self) == other.as_str()
-            }
-        }
-    )*};
-}
-
-str_eq!(str, &str, String);
+/// A decoded string or key: a [`compact_str::CompactString`], which keeps up to 24 bytes
+/// (most keys and many values) inside itself, without a heap allocation of their own. It
+/// reads as a `str` and compares with `str`, `&str` and `String`.
+pub type Str = compact_str::CompactString;
 
 /// A number as read: its double value and, when written as an integer, its exact value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -385,13 +242,13 @@ impl SpannedDocument {
         let mut node = &self.root;
         for token in parents {
             node = match &node.value {
-                Value::Object(members) => &members.iter().find(|m| &m.key == token)?.value,
+                Value::Object(members) => &members.iter().find(|m| m.key == token)?.value,
                 Value::Array(items) => items.get(array_index(token)?)?,
                 _ => return None,
             };
         }
         match &node.value {
-            Value::Object(members) => members.iter().find(|m| &m.key == last).map(|m| m.key_span),
+            Value::Object(members) => members.iter().find(|m| m.key == last).map(|m| m.key_span),
             Value::Array(items) => items.get(array_index(last)?).map(|n| n.span),
             _ => None,
         }
