@@ -282,3 +282,35 @@ fn huge_values_are_excerpted_for_people() {
         "the JSON report is exact"
     );
 }
+
+/// A workflow name of 70 000 characters (nothing in the language bounds it) made `registry
+/// list` panic: the table padded every name to the longest, and formatting refuses a
+/// width past 65 535. The table cuts names; the JSON listing keeps them whole.
+#[test]
+fn registry_list_survives_a_huge_workflow_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "a".repeat(70_000);
+    let mut draft = example_draft();
+    draft["workflow"] = name.clone().into();
+    let mut definition = example_definition();
+    definition["name"] = name.clone().into();
+    let draft = write_json(tmp.path(), "draft.json", &draft);
+    let definition = write_json(tmp.path(), "workflow.json", &definition);
+    let out = lwirc(
+        tmp.path(),
+        &["register", &draft, "-d", &definition, "--registry", "reg"],
+    );
+    assert_exit(&out, 0);
+    let list = lwirc(tmp.path(), &["registry", "list", "--registry", "reg"]);
+    assert_exit(&list, 0);
+    let table = stdout(&list);
+    assert!(table.len() < 300, "{} bytes", table.len());
+    assert!(table.contains("more characters)"), "{table}");
+    let json = lwirc(
+        tmp.path(),
+        &["registry", "list", "--registry", "reg", "--format", "json"],
+    );
+    assert_exit(&json, 0);
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows[0]["workflow"], name.as_str());
+}

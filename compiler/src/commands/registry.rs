@@ -3,10 +3,13 @@
 use std::path::PathBuf;
 
 use lwirc::registry::{Registry, RegistryError};
-use lwirc::render::terminal::sanitize;
+use lwirc::render::terminal::{excerpt, sanitize};
 use serde::Serialize;
 
 use super::{existing_registry, print, print_bytes, registry_dir, registry_failure};
+
+/// At most this many characters of a workflow name are shown in `registry list`'s table.
+const NAME_SHOWN: usize = 60;
 use crate::exit;
 
 /// Read and check the registry of workflow versions.
@@ -105,9 +108,14 @@ fn list(registry: &Registry, format: ListFormat) -> anyhow::Result<u8> {
     let text = match format {
         ListFormat::Json => serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n",
         ListFormat::Human => {
+            // A name is cut for the table (the padding width must stay small: past 65 535
+            // columns formatting panics); `--format json` has it whole.
             let shown: Vec<_> = rows
                 .iter()
-                .map(|r| (sanitize(r.workflow), sanitize(r.registered_at)))
+                .map(|r| {
+                    let workflow = excerpt(&sanitize(r.workflow), NAME_SHOWN).into_owned();
+                    (workflow, sanitize(r.registered_at))
+                })
                 .collect();
             let width = shown
                 .iter()
