@@ -314,3 +314,22 @@ fn registry_list_survives_a_huge_workflow_name() {
     let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(rows[0]["workflow"], name.as_str());
 }
+
+/// A 300 000-character key, written twice: its findings quote it in the message, the
+/// pointer label and the related place; for people each is cut, so the report stays a few
+/// kilobytes (it was 600 KB: the pointer label held the whole key).
+#[test]
+fn a_huge_key_is_cut_everywhere_a_person_reads_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = "k".repeat(300_000);
+    let path = tmp.path().join("draft.json");
+    fs::write(&path, format!(r#"{{"{key}": 1, "{key}": 2}}"#)).unwrap();
+    let out = lwirc(
+        tmp.path(),
+        &["validate", &path.display().to_string(), "--color", "never"],
+    );
+    assert_exit(&out, 1);
+    let report = stdout(&out);
+    assert!(report.contains("LW002"), "{}", &report[..500]);
+    assert!(report.len() < 20_000, "{} bytes", report.len());
+}

@@ -152,7 +152,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
             }
             text.push_str(&format!(
                 "{} (line {}, column {})",
-                sanitize(&r.message),
+                sanitize(&excerpt(&r.message, MAX_MESSAGE)),
                 at.line,
                 at.column
             ));
@@ -169,12 +169,12 @@ impl Diagnostic for FindingDiagnostic<'_> {
         let pointer = if f.pointer.is_empty() {
             "(document root)".to_owned()
         } else {
-            sanitize(&f.pointer).into_owned()
+            sanitize(&excerpt(&f.pointer, MAX_MESSAGE)).into_owned()
         };
         let primary =
             LabeledSpan::new_primary_with_span(Some(pointer), span(self.source.drawn(f.span)));
         let related = self.drawn_related().map(|r| {
-            let message = sanitize(&r.message).into_owned();
+            let message = sanitize(&excerpt(&r.message, MAX_MESSAGE)).into_owned();
             LabeledSpan::new_with_span(Some(message), span(self.source.drawn(r.span)))
         });
         Some(Box::new(std::iter::once(primary).chain(related)))
@@ -230,7 +230,8 @@ struct SnippetSource {
 
 /// Lines longer than this are shown as a window around the span.
 const LONG_LINE: usize = 240;
-/// Messages and help longer than this many characters are cut in the human report.
+/// Messages, help, labels and pointers longer than this many characters are cut in the
+/// human report.
 const MAX_MESSAGE: usize = 1000;
 /// Spans over more lines than this are drawn by their first line.
 const MAX_DRAWN_LINES: usize = 12;
