@@ -214,61 +214,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     }
 }
 
-/// Checks, before any planner call, that the registry in `dir` can take a version: each of
-/// its areas is a directory this process can write to, or can be created in one.
+/// Checks, before any planner call, that the registry in `dir` can take a version.
 fn check_registry(dir: &Path) -> anyhow::Result<()> {
-    let unusable = |why: String| {
-        anyhow::anyhow!(
-            "the registry `{}` cannot be used: {why}; no planner was called (choose another \
-             --registry)",
-            dir.display()
-        )
-    };
-    for area in [dir.join("objects").join("sha256"), dir.join("versions")] {
-        // The nearest part of the area's path that exists must be a writable directory.
-        let mut existing = area.as_path();
-        loop {
-            match std::fs::metadata(existing) {
-                Ok(metadata) if metadata.is_dir() => break,
-                Ok(_) => {
-                    return Err(unusable(format!(
-                        "`{}` is not a directory",
-                        existing.display()
-                    )));
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    existing = match existing.parent() {
-                        Some(parent) if !parent.as_os_str().is_empty() => parent,
-                        // The current directory itself is gone: nothing to climb to.
-                        _ if existing == Path::new(".") => {
-                            return Err(unusable(format!("cannot read `.`: {e}")));
-                        }
-                        _ => Path::new("."),
-                    };
-                }
-                Err(e) => {
-                    return Err(unusable(format!(
-                        "cannot read `{}`: {e}",
-                        existing.display()
-                    )));
-                }
-            }
-        }
-        // Named like the registry's own temporary files, which nothing reads.
-        let probe = existing.join(format!(".tmp.{}.probe", std::process::id()));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
-            .map_err(|e| unusable(format!("cannot write in `{}`: {e}", existing.display())))?;
-        let _ = std::fs::remove_file(&probe);
-    }
-    Ok(())
+    lwirc::registry::Directory::new(dir)
+        .check_writable()
+        .map_err(|why| {
+            anyhow::anyhow!(
+                "the registry `{}` cannot be used: {why}; no planner was called (choose \
+                 another --registry)",
+                dir.display()
+            )
+        })
 }
 
 fn failed_data(outcome: &Outcome, refused: Option<String>) -> Value {

@@ -47,6 +47,46 @@ impl Directory {
         }
     }
 
+    /// Whether a version can be stored here, checked without storing anything: each area
+    /// is a directory this process can write in, or can be created in one (the nearest part
+    /// of its path that exists is a writable directory). Says why not.
+    pub fn check_writable(&self) -> Result<(), String> {
+        for area in [self.area(Area::Objects), self.area(Area::Versions)] {
+            let mut existing = area.as_path();
+            loop {
+                match fs::metadata(existing) {
+                    Ok(metadata) if metadata.is_dir() => break,
+                    Ok(_) => return Err(format!("`{}` is not a directory", existing.display())),
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                        ) =>
+                    {
+                        existing = match existing.parent() {
+                            Some(parent) if !parent.as_os_str().is_empty() => parent,
+                            // The current directory itself is gone: nothing to climb to.
+                            _ if existing == Path::new(".") => {
+                                return Err(format!("cannot read `.`: {e}"));
+                            }
+                            _ => Path::new("."),
+                        };
+                    }
+                    Err(e) => return Err(format!("cannot read `{}`: {e}", existing.display())),
+                }
+            }
+            // Named like the registry's own temporary files, which nothing reads.
+            let probe = existing.join(format!("{TEMPORARY_PREFIX}{}.probe", std::process::id()));
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&probe)
+                .map_err(|e| format!("cannot write in `{}`: {e}", existing.display()))?;
+            let _ = fs::remove_file(&probe);
+        }
+        Ok(())
+    }
+
     fn read(&self, area: Area, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let path = self.area(area).join(name);
         match fs::read(&path) {
