@@ -333,6 +333,12 @@ fn apply_all(
     failed: &mut Vec<AppliedFix>,
 ) -> (serde_json::Value, Vec<AppliedFix>) {
     let mut patched = document.clone();
+    // The fixes touch disjoint places, so applying them in one patch is applying them one
+    // after the other: one pass (and at most one copy, for moves) instead of one per fix.
+    let all: Vec<PatchOp> = fixes.iter().flat_map(|f| f.patch.iter().cloned()).collect();
+    if crate::apply(&mut patched, &all).is_ok() {
+        return (patched, fixes);
+    }
     let mut applied = Vec::new();
     for fix in fixes {
         if crate::apply(&mut patched, &fix.patch).is_ok() {

@@ -34,7 +34,19 @@ pub enum ApplyError {
 /// Applies `patch` (RFC 6902) to `document` atomically: on error, `document` is unchanged.
 pub fn apply(document: &mut serde_json::Value, patch: &[PatchOp]) -> Result<(), ApplyError> {
     let patch: json_patch::Patch = serde_json::from_value(serde_json::to_value(patch)?)?;
-    json_patch::patch(document, &patch)?;
+    // json-patch undoes a patch that fails, except that a `move` whose add half fails has
+    // already removed its value, and that stays lost (json-patch 5.0.0). A patch with a
+    // move is therefore applied to a copy, kept only when the whole patch applied.
+    if patch
+        .iter()
+        .any(|op| matches!(op, json_patch::PatchOperation::Move(_)))
+    {
+        let mut copy = document.clone();
+        json_patch::patch(&mut copy, &patch)?;
+        *document = copy;
+    } else {
+        json_patch::patch(document, &patch)?;
+    }
     Ok(())
 }
 
@@ -61,6 +73,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc, json!({ "steps": [ { "tool": "a.c", "args": {} } ] }));
+    }
+
+    /// Found by the `fixes` fuzz target: a move whose destination does not exist used to
+    /// lose the value it moved (the earlier replace was undone, the removal was not).
+    #[test]
+    fn a_failing_move_leaves_the_document_unchanged() {
+        let original = json!({ "steps": [ { "tool": "a.b", "agrs": {} } ] });
+        let mut doc = original.clone();
+        let err = apply(
+            &mut doc,
+            &[
+                PatchOp::Replace {
+                    path: "/steps/0/tool".into(),
+                    value: json!("a.c"),
+                },
+                PatchOp::Move {
+                    from: "/steps/0/agrs".into(),
+                    path: "/messsteps/0/args".into(),
+                },
+            ],
+        );
+        assert!(err.is_err());
+        assert_eq!(doc, original);
     }
 
     #[test]
