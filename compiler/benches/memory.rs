@@ -7,7 +7,8 @@
 //! `ru_maxrss`. Nothing is asserted: this prints a table to read, not a test to pass.
 //!
 //! `LWIRC_MEMORY_BIN=PATH` adds a column for another `lwirc` executable (an older build,
-//! say), run on the same files in the same run.
+//! say), run on the same files in the same run. `LWIRC_MEMORY_KEEP=DIR` writes the
+//! documents into `DIR` and leaves them there (to profile one command on them, say).
 //!
 //! The shapes:
 //! - `draft`: a generated workflow draft of tool calls, model calls and maps (the
@@ -144,12 +145,19 @@ fn main() {
         << 20;
     let lwirc = OsStr::new(env!("CARGO_BIN_EXE_lwirc"));
     let other = std::env::var_os("LWIRC_MEMORY_BIN");
-    let dir = tempfile::tempdir().expect("a temporary directory");
+    let temporary = tempfile::tempdir().expect("a temporary directory");
+    let dir = match std::env::var_os("LWIRC_MEMORY_KEEP") {
+        Some(keep) => {
+            fs::create_dir_all(&keep).expect("the LWIRC_MEMORY_KEEP directory");
+            std::path::PathBuf::from(keep)
+        }
+        None => temporary.path().to_owned(),
+    };
     let triage =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage/workflow.json");
 
     // The baseline: the binary's own resident set on a tiny document.
-    let tiny = dir.path().join("tiny.json");
+    let tiny = dir.join("tiny.json");
     fs::write(&tiny, b"{}").unwrap();
     let (baseline, _) = peak_rss(lwirc, &[OsStr::new("hash"), tiny.as_os_str()]);
     println!(
@@ -181,13 +189,13 @@ fn main() {
             continue;
         }
         let (bytes, definition) = make(target);
-        let file = dir.path().join(format!("{name}.json"));
+        let file = dir.join(format!("{name}.json"));
         fs::File::create(&file)
             .and_then(|mut f| f.write_all(&bytes))
             .expect("the document is written");
         let definition = match definition {
             Some(def) => {
-                let path = dir.path().join(format!("{name}-workflow.json"));
+                let path = dir.join(format!("{name}-workflow.json"));
                 fs::write(&path, def).expect("the definition is written");
                 path
             }

@@ -33,7 +33,8 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use lwir_spec::Node;
-use lwir_spec::document::{Member, Value};
+use lwir_spec::document::{self, Build, Context, Member, Value};
+use lwir_spec::span::Span;
 use sha2::{Digest, Sha256};
 
 /// Writes the RFC 8785 canonical form of `node` into `out`.
@@ -78,6 +79,186 @@ pub fn version_of(node: &lwir_spec::Node) -> String {
     let mut hasher = Sha256::new();
     write_canonical_to(node, &mut hasher).expect("writing into a hasher cannot fail");
     hex_digest(hasher)
+}
+
+/// The RFC 8785 canonical form of the JSON text `bytes`, made in the reader's one pass over
+/// them without building a document; `None` when they are not clean I-JSON (any finding of
+/// [`document::read`], which reports them).
+///
+/// This is what `lwirc hash` and `lwirc canon` use: memory is the canonical bytes plus an
+/// offset for each member of the objects being read, and, while an object whose keys are
+/// out of order is reordered, a copy of its canonical bytes — not a tree of the document,
+/// which takes several times the size of the text.
+pub fn canonicalize(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut build = Canonical {
+        // Canonical bytes are usually a little shorter than the text.
+        out: Vec::with_capacity(bytes.len()),
+        scratch: Vec::new(),
+        numbers: ryu_js::Buffer::new(),
+        duplicate: false,
+    };
+    let (root, findings) = document::read_into(bytes, &mut build);
+    let clean = root.is_some() && findings.is_empty() && !build.duplicate;
+    clean.then(|| {
+        let mut out = build.out;
+        out.shrink_to_fit();
+        out
+    })
+}
+
+/// The [`Build`]er of [`canonicalize`]: writes each value's canonical bytes as it is read.
+///
+/// An object's members are written in document order as `"key":value,` each (its `{`
+/// already written), with the offset at which each starts. When the object ends, members
+/// that are already in key order only need the last `,` made `}`; otherwise the members'
+/// bytes are copied aside and written back in key order.
+struct Canonical {
+    out: Vec<u8>,
+    /// The bytes of the object being reordered (kept to reuse its allocation).
+    scratch: Vec<u8>,
+    numbers: ryu_js::Buffer,
+    /// Whether an object had a key twice (the reader reports it; the bytes are no form).
+    duplicate: bool,
+}
+
+impl Build for Canonical {
+    type Value = ();
+    /// Where each member's `"key":` starts in `out`.
+    type Object = Vec<usize>;
+    /// Whether the array has an element yet.
+    type Array = bool;
+
+    fn scalar(&mut self, value: Value, span: Span) {
+        write_node(&Node { span, value }, &mut self.out, &mut self.numbers);
+    }
+
+    fn string(&mut self, text: String, _: Span) {
+        write_string(&text, &mut self.out);
+    }
+
+    fn begin_object(&mut self) -> Vec<usize> {
+        self.out.push(b'{');
+        Vec::new()
+    }
+
+    fn key(&mut self, members: &mut Vec<usize>, key: &str) {
+        members.push(self.out.len());
+        write_string(key, &mut self.out);
+        self.out.push(b':');
+    }
+
+    fn member(&mut self, _: &mut Vec<usize>, _: String, _: Span, (): ()) {
+        self.out.push(b',');
+    }
+
+    fn end_object(&mut self, starts: Vec<usize>, _: Span, _: &mut Context) {
+        let Some(&first) = starts.first() else {
+            self.out.push(b'}');
+            return;
+        };
+        let out = &self.out;
+        let in_order = starts
+            .windows(2)
+            .all(|w| compare_keys(key_at(out, w[0]), key_at(out, w[1])) == Ordering::Less);
+        if !in_order {
+            // Each member's bytes, without its `,`: up to where the next one starts.
+            let mut members: Vec<(usize, usize)> = starts
+                .iter()
+                .zip(starts.iter().skip(1).chain([&out.len()]))
+                .map(|(&start, &next)| (start - first, next - 1 - first))
+                .collect();
+            drop(starts);
+            self.scratch.clear();
+            self.scratch.extend_from_slice(&self.out[first..]);
+            let scratch = &self.scratch;
+            members.sort_by(|a, b| compare_keys(key_at(scratch, a.0), key_at(scratch, b.0)));
+            self.duplicate |= members
+                .windows(2)
+                .any(|w| compare_keys(key_at(scratch, w[0].0), key_at(scratch, w[1].0)).is_eq());
+            self.out.truncate(first);
+            for (start, end) in members {
+                self.out.extend_from_slice(&scratch[start..end]);
+                self.out.push(b',');
+            }
+        }
+        // The last member's `,`.
+        self.out.pop();
+        self.out.push(b'}');
+    }
+
+    fn begin_array(&mut self) -> bool {
+        self.out.push(b'[');
+        false
+    }
+
+    fn element(&mut self, any: &mut bool, (): ()) {
+        self.out.push(b',');
+        *any = true;
+    }
+
+    fn end_array(&mut self, any: bool, _: Span) {
+        if any {
+            self.out.pop();
+        }
+        self.out.push(b']');
+    }
+}
+
+/// The canonical key written at `at` in `out` (`"key":…`), without its quotes, escaped as
+/// [`write_string`] escapes it.
+fn key_at(out: &[u8], at: usize) -> &[u8] {
+    let rest = &out[at + 1..];
+    let mut i = 0;
+    while let Some(&b) = rest.get(i) {
+        match b {
+            b'"' => break,
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    &rest[..i.min(rest.len())]
+}
+
+/// Orders two keys written by [`write_string`] as their decoded texts order in UTF-16.
+fn compare_keys(a: &[u8], b: &[u8]) -> Ordering {
+    if a.contains(&b'\\') || b.contains(&b'\\') {
+        return utf16_cmp(&unescape(a), &unescape(b));
+    }
+    // Written from `str`s, so UTF-8; unescaped, so the texts themselves.
+    utf16_cmp(
+        std::str::from_utf8(a).unwrap_or_default(),
+        std::str::from_utf8(b).unwrap_or_default(),
+    )
+}
+
+/// The text of a string body written by [`write_string`] (its only escapes are `\"`,
+/// `\\`, `\b \t \n \f \r` and `\u00xx`).
+fn unescape(escaped: &[u8]) -> String {
+    let mut out = Vec::with_capacity(escaped.len());
+    let mut bytes = escaped.iter();
+    while let Some(&b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        out.push(match bytes.next() {
+            Some(b'b') => 0x08,
+            Some(b't') => b'\t',
+            Some(b'n') => b'\n',
+            Some(b'f') => 0x0c,
+            Some(b'r') => b'\r',
+            Some(b'u') => {
+                let hex: Vec<u8> = bytes.by_ref().take(4).copied().collect();
+                std::str::from_utf8(&hex)
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .unwrap_or(0)
+            }
+            Some(&other) => other,
+            None => break,
+        });
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// `"sha256:"` followed by the lowercase hex SHA-256 of `bytes`. For bytes that are already

@@ -192,7 +192,7 @@ fn skills_frontmatter(skills: Option<&Node>) -> Node {
                     .iter()
                     .filter(|m| m.key == "name" || m.key == "description")
                     .cloned()
-                    .collect::<Vec<Member>>(),
+                    .collect::<Box<[Member]>>(),
             ),
         })
         .collect();

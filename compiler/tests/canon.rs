@@ -2,7 +2,7 @@
 
 use lwir_spec::document::{Number, read};
 use lwir_spec::{Code, Node, Span, Value};
-use lwirc::canon::{canonical_bytes, version_of, write_canonical};
+use lwirc::canon::{canonical_bytes, canonicalize, version_of, write_canonical};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -20,9 +20,17 @@ fn reread(src: &str) -> Node {
     node(src)
 }
 
-/// The canonical form of `src`, as a string.
+/// The canonical form of `src`, as a string: made from its tree, and the same made while
+/// reading it (what `lwirc hash` and `lwirc canon` do).
 fn canon(src: &str) -> String {
-    String::from_utf8(canonical_bytes(&node(src))).expect("canonical form is UTF-8")
+    let bytes = canonical_bytes(&node(src));
+    let streamed = canonicalize(src.as_bytes()).map(|b| String::from_utf8_lossy(&b).into_owned());
+    assert_eq!(
+        streamed.as_deref(),
+        Some(&*String::from_utf8_lossy(&bytes)),
+        "canonical while reading {src}"
+    );
+    String::from_utf8(bytes).expect("canonical form is UTF-8")
 }
 
 fn number(value: f64) -> Node {
@@ -30,7 +38,7 @@ fn number(value: f64) -> Node {
         span: Span::default(),
         value: Value::Number(Number {
             value,
-            integer: None,
+            exact_integer: false,
         }),
     }
 }
@@ -275,8 +283,7 @@ fn large_objects_sort_correctly() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    let doc = node(&src);
-    let canonical = String::from_utf8(canonical_bytes(&doc)).unwrap();
+    let canonical = canon(&src);
     let mut sorted: Vec<_> = keys.iter().enumerate().collect();
     sorted.sort_by(|a, b| a.1.encode_utf16().cmp(b.1.encode_utf16()));
     let expected = format!(
@@ -288,6 +295,40 @@ fn large_objects_sort_correctly() {
             .join(",")
     );
     assert_eq!(canonical, expected);
+}
+
+/// Keys that need escapes order by their text, not by their escaped spelling: `"\n"` (U+000A,
+/// written `\n`) sorts before `"A"` although the backslash is after `A`.
+#[test]
+fn escaped_keys_sort_by_their_text() {
+    let src = r#"{"b": {"z": 1, "A": 2, "\n": 3, "\"": 4, "\\": 5, "\u0001": 6, "a\"b": 7, "a\\b": 8, "a": 9}, "a": []}"#;
+    assert_eq!(
+        canon(src),
+        r#"{"a":[],"b":{"\u0001":6,"\n":3,"\"":4,"A":2,"\\":5,"a":9,"a\"b":7,"a\\b":8,"z":1}}"#
+    );
+}
+
+/// What is not clean I-JSON has no canonical form made while reading: the reader's findings
+/// are for the caller to report (`lwirc hash` reads it again for them).
+#[test]
+fn canonical_while_reading_refuses_what_the_reader_reports() {
+    for src in [
+        r#"{"a": 1, "b": 2, "a": 3}"#,
+        r#"{"b": 1, "a": 2, "b": 3}"#,
+        r#"{"k": {"x": 1, "x": 1}}"#,
+        r#"["\ud800"]"#,
+        "[\"\u{1}\"]",
+        "[9007199254740993]",
+        "[1e400]",
+        "[1, 2",
+        "",
+        "{} {}",
+    ] {
+        assert_eq!(canonicalize(src.as_bytes()), None, "{src}");
+    }
+    assert_eq!(canonicalize(b"[\"\xff\"]"), None);
+    assert_eq!(canonicalize(b"{}").as_deref(), Some(&b"{}"[..]));
+    assert_eq!(canonicalize(b" [ ] ").as_deref(), Some(&b"[]"[..]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -563,6 +604,8 @@ proptest! {
         let twice = canonical_bytes(&reread(std::str::from_utf8(&once).unwrap()));
         prop_assert_eq!(&once, &twice);
         prop_assert_eq!(&once, &canonical_bytes(&node(&text_b)));
+        prop_assert_eq!(canonicalize(text_a.as_bytes()), Some(once.clone()));
+        prop_assert_eq!(canonicalize(text_b.as_bytes()), Some(once.clone()));
         let mut expected = String::new();
         reference(&j, &mut expected);
         prop_assert_eq!(String::from_utf8(once).unwrap(), expected);

@@ -8,16 +8,28 @@
 
 use libfuzzer_sys::fuzz_target;
 use lwir_spec::document;
-use lwirc::canon::{canonical_bytes, sha256_of, version_of};
+use lwirc::canon::{canonical_bytes, canonicalize, sha256_of, version_of};
 use lwirc_fuzz::same_json;
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let outcome = document::read(data.to_vec());
+    let streamed = canonicalize(data);
     let Some(doc) = outcome.document else {
+        assert!(streamed.is_none(), "a canonical form of what does not read");
         return;
     };
     let clean = outcome.findings.is_empty();
     let canon = canonical_bytes(doc.root());
+    if clean {
+        assert!(
+            streamed.as_deref() == Some(&canon[..]),
+            "canonical while reading differs:\n tree {}\n read {:?}",
+            String::from_utf8_lossy(&canon),
+            streamed.as_deref().map(String::from_utf8_lossy)
+        );
+    } else {
+        assert!(streamed.is_none(), "a canonical form despite findings");
+    }
     assert_eq!(version_of(doc.root()), sha256_of(&canon));
 
     let again = document::read(canon.clone());

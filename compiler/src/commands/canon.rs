@@ -1,8 +1,6 @@
 //! `lwirc canon`: the RFC 8785 canonical bytes of a JSON file.
 
-use lwirc::canon::write_canonical_to;
-
-use super::{print_with, read_json};
+use super::{canonical_or_report, print_bytes};
 use crate::exit;
 
 /// Print the RFC 8785 (JCS) canonical form of a JSON file.
@@ -28,10 +26,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Some(document) = read_json(&args.file)? else {
+    let Some(canonical) = canonical_or_report(&args.file)? else {
         return Ok(exit::FINDINGS);
     };
-    // Streamed: the canonical form is written as it is made, never held whole.
-    print_with(|out| write_canonical_to(document.root(), out))?;
+    print_bytes(&canonical)?;
     Ok(exit::OK)
 }

@@ -1,8 +1,8 @@
 //! `lwirc hash`: the content hash of a JSON file, `sha256:` + SHA-256 of its canonical bytes.
 
-use lwirc::canon::version_of;
+use lwirc::canon::sha256_of;
 
-use super::{print, read_json};
+use super::{canonical_or_report, print};
 use crate::exit;
 
 /// Print `sha256:<hex>`, the SHA-256 of a JSON file's RFC 8785 canonical bytes.
@@ -27,9 +27,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Some(document) = read_json(&args.file)? else {
+    let Some(canonical) = canonical_or_report(&args.file)? else {
         return Ok(exit::FINDINGS);
     };
-    print(&format!("{}\n", version_of(document.root())))?;
+    print(&format!("{}\n", sha256_of(&canonical)))?;
     Ok(exit::OK)
 }

@@ -92,6 +92,18 @@ pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
     Ok(document_or_report(read_source(path)?))
 }
 
+/// The RFC 8785 canonical bytes of `path` (`-` for standard input), made without a
+/// document tree; `None` after printing the reader's findings for people on standard
+/// error.
+pub(crate) fn canonical_or_report(path: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    let source = read_source(path)?;
+    let canonical = lwirc::canon::canonicalize(&source.bytes);
+    if canonical.is_none() {
+        report_reader_findings(&source);
+    }
+    Ok(canonical)
+}
+
 /// `source` read as strict I-JSON: its document, or `None` after printing the reader's
 /// findings for people on standard error. The bytes move into the document (no copy is
 /// kept beside it).
