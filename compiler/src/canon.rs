@@ -65,7 +65,7 @@ pub fn write_canonical_to(node: &lwir_spec::Node, writer: &mut impl Write) -> io
 pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
     // The source is usually a little larger than its canonical form. The span is only a
     // hint (a node built by hand may carry any span), so it is bounded.
-    let hint = node.span.end.saturating_sub(node.span.start);
+    let hint = node.span.end().saturating_sub(node.span.start());
     let mut out = Vec::with_capacity(hint.clamp(16, 1 << 20));
     write_canonical(node, &mut out);
     out

@@ -133,10 +133,7 @@ mod tests {
         );
         let source = after.source();
         let input = &found[2];
-        assert_eq!(
-            &source[input.span.start..input.span.end],
-            br#"{"type":"object"}"#
-        );
+        assert_eq!(&source[input.span.range()], br#"{"type":"object"}"#);
         assert_eq!(input.origin, lwir_spec::Origin::Definition);
         assert!(
             found[0].message.contains("sha256:0123456789ab "),

@@ -333,3 +333,24 @@ fn a_huge_key_is_cut_everywhere_a_person_reads_it() {
     assert!(report.contains("LW002"), "{}", &report[..500]);
     assert!(report.len() < 20_000, "{} bytes", report.len());
 }
+
+/// A document past the 4 GiB the reader's 32-bit spans cover is refused before it is read
+/// (a sparse file here, so nothing is allocated), with its size and the limit.
+#[test]
+fn documents_past_four_gib_are_refused_before_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let huge = tmp.path().join("huge.json");
+    fs::File::create(&huge)
+        .and_then(|f| f.set_len(5 << 30))
+        .unwrap();
+    let huge = huge.to_str().unwrap();
+    for args in [vec!["hash", huge], vec!["validate", huge]] {
+        let out = lwirc(tmp.path(), &args);
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("is 5368709120 bytes; lwirc reads documents of up to 4294967295 bytes"),
+            "{args:?}: {err}"
+        );
+    }
+}

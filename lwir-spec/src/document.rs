@@ -33,6 +33,9 @@ fn is_canonical_double(text: &str, value: f64) -> bool {
     value.is_finite() && ryu_js::Buffer::new().format_finite(value) == text
 }
 
+/// The largest document the reader reads, in bytes (4 GiB − 1): its spans are 32-bit.
+pub const MAX_BYTES: usize = Span::MAX_OFFSET;
+
 /// The largest integer magnitude that every JSON reader represents exactly (2^53 − 1).
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -93,8 +96,8 @@ impl Number {
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::size_of::<Value>() == 24);
-    assert!(std::mem::size_of::<Node>() == 40);
-    assert!(std::mem::size_of::<Member>() == 80);
+    assert!(std::mem::size_of::<Node>() == 32);
+    assert!(std::mem::size_of::<Member>() == 64);
 };
 
 /// An object member.
@@ -320,6 +323,19 @@ pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Ve
         context: Context::default(),
         build,
     };
+    if bytes.len() > MAX_BYTES {
+        reader.fatal(
+            Code::JsonSyntax,
+            Span::new(0, 0),
+            format!(
+                "the document is {} bytes; lwirc reads documents of up to {MAX_BYTES} bytes \
+                 (4 GiB)",
+                bytes.len()
+            ),
+            None,
+        );
+        return (None, reader.context.findings);
+    }
     let root = reader.document().ok();
     (root, reader.context.findings)
 }
@@ -1076,9 +1092,9 @@ pub fn display_text(bytes: &[u8]) -> String {
 /// to the offset in the source bytes, accounting for escapes: a surrogate-pair escape is 12
 /// source bytes for 4 decoded, another `\uXXXX` 6 for 1–3, other escapes 2 for 1.
 pub fn string_source_offset(source: &[u8], span: Span, decoded_offset: usize) -> usize {
-    let mut src = span.start + 1;
+    let mut src = span.start() + 1;
     let mut decoded = 0;
-    let end = span.end.saturating_sub(1);
+    let end = span.end().saturating_sub(1);
     while src < end && decoded < decoded_offset {
         if source[src] == b'\\' {
             let (src_len, dec_len) = escape_lengths(&source[src..end]);
@@ -1128,19 +1144,16 @@ mod tests {
         let src = r#"{ "a": [1, "x\n"], "b": {"c": null} }"#;
         let doc = read(src.as_bytes().to_vec()).document.unwrap();
         let a = doc.root().get("a").unwrap();
-        assert_eq!(&src[a.span.start..a.span.end], r#"[1, "x\n"]"#);
+        assert_eq!(&src[a.span.range()], r#"[1, "x\n"]"#);
         assert_eq!(
-            doc.span_of("/a/1").map(|s| &src[s.start..s.end]),
+            doc.span_of("/a/1").map(|s| &src[s.range()]),
             Some(r#""x\n""#)
         );
         assert_eq!(
-            doc.key_span_of("/b/c").map(|s| &src[s.start..s.end]),
+            doc.key_span_of("/b/c").map(|s| &src[s.range()]),
             Some(r#""c""#)
         );
-        assert_eq!(
-            doc.span_of("/b/c").map(|s| &src[s.start..s.end]),
-            Some("null")
-        );
+        assert_eq!(doc.span_of("/b/c").map(|s| &src[s.range()]), Some("null"));
         assert_eq!(doc.span_of("/a/01"), None);
         assert_eq!(
             doc.root().get("a").unwrap().as_array().unwrap()[1].as_str(),

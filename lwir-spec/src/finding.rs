@@ -219,16 +219,16 @@ pub fn sort_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
         (
             a.origin,
-            a.span.start,
-            a.span.end,
+            a.span.start(),
+            a.span.end(),
             a.code,
             &a.pointer,
             &a.message,
         )
             .cmp(&(
                 b.origin,
-                b.span.start,
-                b.span.end,
+                b.span.start(),
+                b.span.end(),
                 b.code,
                 &b.pointer,
                 &b.message,

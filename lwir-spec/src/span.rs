@@ -3,23 +3,48 @@
 use std::fmt;
 
 /// A half-open byte range `[start, end)` into the bytes of a file as given.
+///
+/// Offsets are kept in 32 bits: a document has a span for every value and key, so this is
+/// a good part of its memory, and lwirc reads no document of [`Span::MAX_OFFSET`] bytes or
+/// more (the reader refuses it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
-    /// First byte, inclusive.
-    pub start: usize,
-    /// One past the last byte.
-    pub end: usize,
+    start: u32,
+    end: u32,
 }
 
 impl Span {
-    /// The span `[start, end)`.
-    pub const fn new(start: usize, end: usize) -> Self {
-        Self { start, end }
+    /// The largest offset a span holds: 4 GiB − 1.
+    pub const MAX_OFFSET: usize = u32::MAX as usize;
+
+    /// The span `[start, end)`. An offset past [`Span::MAX_OFFSET`] is taken as that (no
+    /// document read has one).
+    pub fn new(start: usize, end: usize) -> Self {
+        let clamp = |offset: usize| u32::try_from(offset).unwrap_or(u32::MAX);
+        Self {
+            start: clamp(start),
+            end: clamp(end),
+        }
+    }
+
+    /// First byte, inclusive.
+    pub const fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// One past the last byte.
+    pub const fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// The bytes it covers, as a range for slicing.
+    pub const fn range(self) -> std::ops::Range<usize> {
+        self.start()..self.end()
     }
 
     /// Its length in bytes.
     pub const fn len(self) -> usize {
-        self.end - self.start
+        (self.end - self.start) as usize
     }
 
     /// Whether it covers no byte.

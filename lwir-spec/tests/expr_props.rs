@@ -43,12 +43,12 @@ proptest! {
     #[test]
     fn never_panics_and_errors_stay_inside(text in expression_like()) {
         if let Err(e) = parse_expression(&text) {
-            prop_assert!(e.span.start <= e.span.end && e.span.end <= text.len(), "{e:?} in {text:?}");
-            prop_assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
+            prop_assert!(e.span.start() <= e.span.end() && e.span.end() <= text.len(), "{e:?} in {text:?}");
+            prop_assert!(text.is_char_boundary(e.span.start()) && text.is_char_boundary(e.span.end()));
         }
         if let Err(e) = parse_string_value(&text) {
-            prop_assert!(e.span.start <= e.span.end && e.span.end <= text.len(), "{e:?} in {text:?}");
-            prop_assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
+            prop_assert!(e.span.start() <= e.span.end() && e.span.end() <= text.len(), "{e:?} in {text:?}");
+            prop_assert!(text.is_char_boundary(e.span.start()) && text.is_char_boundary(e.span.end()));
         }
     }
 

@@ -60,9 +60,9 @@ proptest! {
             let len = input.len();
             let out = read(input);
             for f in &out.findings {
-                prop_assert!(f.span.start <= f.span.end && f.span.end <= len, "{f:?}");
+                prop_assert!(f.span.start() <= f.span.end() && f.span.end() <= len, "{f:?}");
                 for r in &f.related {
-                    prop_assert!(r.span.end <= len);
+                    prop_assert!(r.span.end() <= len);
                 }
             }
             if out.document.is_none() {
@@ -79,6 +79,6 @@ proptest! {
         let doc = out.document.unwrap();
         let reparsed: serde_json::Value = serde_json::from_str(&text).unwrap();
         prop_assert_eq!(doc.root().to_json(), reparsed);
-        prop_assert_eq!(doc.root().span.start, text.len() - text.trim_start().len());
+        prop_assert_eq!(doc.root().span.start(), text.len() - text.trim_start().len());
     }
 }

@@ -150,11 +150,11 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
         // No document means a fatal reader finding, or nothing but whitespace.
         let why = match read.findings.first() {
             Some(f) if !stdout.iter().all(u8::is_ascii_whitespace) => {
-                let line = 1 + lwir_spec::span::LineIndex::new(stdout).line_of(f.span.start);
+                let line = 1 + lwir_spec::span::LineIndex::new(stdout).line_of(f.span.start());
                 format!(
                     "{} (line {line}, byte {})",
                     excerpt(&f.message),
-                    f.span.start
+                    f.span.start()
                 )
             }
             _ => "the planner printed nothing on standard output".to_owned(),
@@ -190,12 +190,12 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
     if let Some(f) = read
         .findings
         .iter()
-        .find(|f| lwir_span.is_none_or(|s| f.span.start < s.start || f.span.end > s.end))
+        .find(|f| lwir_span.is_none_or(|s| f.span.start() < s.start() || f.span.end() > s.end()))
     {
         return Err(AnswerError::invalid(format!(
             "the answer is ambiguous: {} at byte {}",
             excerpt(&f.message),
-            f.span.start
+            f.span.start()
         )));
     }
     match kind {
@@ -206,7 +206,7 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
                     ..
                 },
             ) => Ok(Answer::Draft {
-                lwir: stdout[node.span.start..node.span.end].to_vec(),
+                lwir: stdout[node.span.range()].to_vec(),
             }),
             Some(other) => Err(AnswerError::invalid(format!(
                 "the draft answer's `lwir` is {}, not an object (an LWIR document)",

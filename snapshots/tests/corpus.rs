@@ -386,7 +386,7 @@ fn example(name: &str) -> Source {
 }
 
 fn head(span: Span) -> Span {
-    Span::new(span.start, (span.start + 1).min(span.end))
+    Span::new(span.start(), (span.start() + 1).min(span.end()))
 }
 
 /// Whether `finding` points where its pointer says, in `doc` (the file it points into):
@@ -406,8 +406,8 @@ fn check_span(doc: &SpannedDocument, finding: &Finding) -> Result<(), String> {
     let ok = match finding.code {
         Code::LoneSurrogate | Code::InvalidUtf8 => {
             matches!(node.value, Value::String(_))
-                && node.span.start < finding.span.start
-                && finding.span.end < node.span.end
+                && node.span.start() < finding.span.start()
+                && finding.span.end() < node.span.end()
         }
         Code::DuplicateKey => {
             // The repeat is dropped from the document: the span is a later key of the same
@@ -415,14 +415,14 @@ fn check_span(doc: &SpannedDocument, finding: &Finding) -> Result<(), String> {
             let parent = at.rsplit_once('/').and_then(|(p, _)| doc.root().at(p));
             let name = lwir_spec::pointer::tokens(at).and_then(|t| t.last().cloned());
             let first = doc.key_span_of(at);
-            let text = doc.source().get(finding.span.start..finding.span.end);
+            let text = doc.source().get(finding.span.range());
             let key = text.and_then(|t| serde_json::from_slice::<String>(t).ok());
             match (parent, name, first) {
                 (Some(parent), Some(name), Some(first)) => {
                     key == Some(name)
-                        && parent.span.start < finding.span.start
-                        && finding.span.end < parent.span.end
-                        && first.end <= finding.span.start
+                        && parent.span.start() < finding.span.start()
+                        && finding.span.end() < parent.span.end()
+                        && first.end() <= finding.span.start()
                 }
                 _ => false,
             }
@@ -446,8 +446,8 @@ fn check_span(doc: &SpannedDocument, finding: &Finding) -> Result<(), String> {
         code if matches!(code.validator(), Validator::Expression | Validator::Compat) => {
             finding.span == node.span
                 || (matches!(node.value, Value::String(_))
-                    && node.span.start < finding.span.start
-                    && finding.span.end < node.span.end)
+                    && node.span.start() < finding.span.start()
+                    && finding.span.end() < node.span.end())
         }
         _ => finding.span == node.span,
     };

@@ -634,8 +634,8 @@ impl<'d> Checker<'_, 'd, '_> {
     /// Maps a span inside the decoded string of `site` to bytes of the file.
     fn span(&self, site: &Site<'_>, span: Span) -> Span {
         Span::new(
-            string_source_offset(self.source, site.node.span, span.start),
-            string_source_offset(self.source, site.node.span, span.end),
+            string_source_offset(self.source, site.node.span, span.start()),
+            string_source_offset(self.source, site.node.span, span.end()),
         )
     }
 }
@@ -701,7 +701,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let (ty, cost) = self.expr_inner(expr);
         if self.checker.want_plan {
             self.types
-                .insert((expr.span.start, expr.span.end), ty.display());
+                .insert((expr.span.start(), expr.span.end()), ty.display());
         }
         (ty, cost)
     }
@@ -861,7 +861,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 if l & r == 0 && l != 0 && r != 0 && !(l & NUMBER != 0 && r & NUMBER != 0) {
                     self.report(
                         Code::TypeMismatch,
-                        Span::new(lhs.span.start, rhs.span.end),
+                        Span::new(lhs.span.start(), rhs.span.end()),
                         format!(
                             "`{sym}` compares {} with {}, which can never be equal",
                             lt.summary(),
@@ -877,7 +877,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 if !comparable {
                     self.report(
                         Code::TypeMismatch,
-                        Span::new(lhs.span.start, rhs.span.end),
+                        Span::new(lhs.span.start(), rhs.span.end()),
                         format!(
                             "`{sym}` compares numbers or strings, not {} and {}",
                             lt.summary(),
@@ -918,7 +918,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 } else {
                     self.report(
                         Code::TypeMismatch,
-                        Span::new(lhs.span.start, rhs.span.end),
+                        Span::new(lhs.span.start(), rhs.span.end()),
                         format!(
                             "`+` adds numbers, strings or lists of the same kind, not {} and {}",
                             lt.summary(),
@@ -1007,8 +1007,10 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         } = &target.kind
             && matches!(&root.kind, ExprKind::Ident { name } if name == "steps" && !self.is_bound("steps"))
         {
-            self.types
-                .insert((target.span.start, target.span.end), format!("step {id}"));
+            self.types.insert(
+                (target.span.start(), target.span.end()),
+                format!("step {id}"),
+            );
             let Some(info) = self.step_ref(id, *id_span) else {
                 return (Ty::Any, 1);
             };
@@ -1152,8 +1154,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let text = self.site.node.as_str()?;
         Some(format!(
             "{}{with}{}",
-            text.get(..span.start)?,
-            text.get(span.end..)?
+            text.get(..span.start())?,
+            text.get(span.end()..)?
         ))
     }
 
@@ -1407,7 +1409,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let element = lt.element().unwrap_or(Ty::Any);
         self.locals.push((var_name.clone(), element.clone()));
         self.types
-            .insert((var.span.start, var.span.end), element.display());
+            .insert((var.span.start(), var.span.end()), element.display());
         let (bt, bc) = self.expr(body);
         self.locals.pop();
         let bound = list_bound(&lt);
@@ -1501,9 +1503,10 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 json!({ "node": "conditional", "condition": condition, "then": then, "otherwise": otherwise })
             }
         };
-        if let (Value::Object(obj), Some(ty)) =
-            (&mut node, self.types.get(&(expr.span.start, expr.span.end)))
-        {
+        if let (Value::Object(obj), Some(ty)) = (
+            &mut node,
+            self.types.get(&(expr.span.start(), expr.span.end())),
+        ) {
             let ty = self.checker.analysis.plan.intern(ty);
             obj.insert("type".to_owned(), Value::from(ty));
         }

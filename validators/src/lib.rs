@@ -70,7 +70,7 @@ fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bo
             Finding::new(
                 Code::DefinitionNotProvided,
                 "",
-                Span::new(root.start, root.start + 1),
+                Span::new(root.start(), root.start() + 1),
                 "validated without a definition: tools, model slots, the workflow name and limits were not checked",
             )
             .with_help("pass the workflow definition with `-d workflow.json`"),
@@ -86,7 +86,7 @@ fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bo
 /// The first byte of a value: where a finding about a whole object or array points, so
 /// that it underlines `{` rather than a hundred lines.
 pub(crate) fn head(span: Span) -> Span {
-    Span::new(span.start, (span.start + 1).min(span.end))
+    Span::new(span.start(), (span.start() + 1).min(span.end()))
 }
 
 /// `a`, `b` and `c` as "`a`, `b` or `c`": alternatives.

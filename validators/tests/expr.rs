@@ -56,7 +56,7 @@ fn spans_point_at_the_characters_inside_the_string_after_escapes() {
         .iter()
         .find(|f| f.code == Code::UnknownProperty)
         .expect("LW207");
-    assert_eq!(&bytes[f.span.start..f.span.end], b"itemz");
+    assert_eq!(&bytes[f.span.range()], b"itemz");
     assert_eq!(f.pointer, "/steps/1/prompt");
     assert_eq!(f.help.as_deref(), Some("did you mean `items`?"));
 }
@@ -163,7 +163,7 @@ fn sandbox_names_and_unknown_functions_are_distinct_findings() {
         .map(|f| {
             (
                 f.code,
-                String::from_utf8(bytes[f.span.start..f.span.end].to_vec()).unwrap(),
+                String::from_utf8(bytes[f.span.range()].to_vec()).unwrap(),
             )
         })
         .collect();
@@ -198,7 +198,7 @@ fn a_json_line_break_inside_a_cel_string_is_named_at_its_escape() {
         .iter()
         .find(|f| f.code == Code::ExpressionSyntax)
         .unwrap_or_else(|| panic!("LW201 in {found:#?}"));
-    assert_eq!(&bytes[f.span.start..f.span.end], br"\n");
+    assert_eq!(&bytes[f.span.range()], br"\n");
     assert_eq!(f.pointer, "/steps/0/prompt");
     assert!(
         f.message.contains("cannot contain a raw line break"),

@@ -24,19 +24,46 @@ use lwirc::pipeline::{self, Source};
 use lwirc::render::human;
 use lwirc::render::terminal::sanitize;
 
-/// Reads `path`, or standard input for `-`.
+/// Reads `path`, or standard input for `-`. A file larger than the reader reads
+/// ([`document::MAX_BYTES`]) is refused before it is read.
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
+    let too_large = |size: u64| {
+        anyhow::anyhow!(
+            "`{path}` is {size} bytes; lwirc reads documents of up to {} bytes (4 GiB)",
+            document::MAX_BYTES
+        )
+    };
+    let limit = document::MAX_BYTES as u64;
+    let mut bytes = Vec::new();
     if path == "-" {
-        let mut bytes = Vec::new();
         std::io::stdin()
+            .take(limit + 1)
             .read_to_end(&mut bytes)
             .context("cannot read standard input")?;
+        if bytes.len() as u64 > limit {
+            bail!(
+                "standard input holds more than {limit} bytes; lwirc reads documents of up to \
+                 {limit} bytes (4 GiB)"
+            );
+        }
         return Ok(Source {
             name: "<stdin>".to_owned(),
             bytes,
         });
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read `{path}`"))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > limit {
+        return Err(too_large(size));
+    }
+    // The size is a hint (the file may change); the limit holds whatever is read.
+    bytes.reserve(usize::try_from(size).unwrap_or(0));
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read `{path}`"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
     Ok(Source {
         name: path.to_owned(),
         bytes,

@@ -146,7 +146,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
         };
         // Related places too far along the same long line to draw with the finding.
         for r in self.far_related() {
-            let at = self.source.locate(r.span.start);
+            let at = self.source.locate(r.span.start());
             if !text.is_empty() {
                 text.push('\n');
             }
@@ -218,7 +218,7 @@ fn describe_op(op: &PatchOp) -> String {
 }
 
 fn span(span: lwir_spec::Span) -> SourceSpan {
-    SourceSpan::new(span.start.into(), span.len())
+    SourceSpan::new(span.start().into(), span.len())
 }
 
 /// A file's text for snippets: lines found through an index, very long lines windowed.
@@ -264,11 +264,14 @@ impl SnippetSource {
     fn drawable_together(&self, a: lwir_spec::Span, b: lwir_spec::Span) -> bool {
         let (a, b) = (self.drawn(a), self.drawn(b));
         let lines = self.columns.lines();
-        let (la, lb) = (lines.line_of(a.start), lines.line_of(b.start));
+        let (la, lb) = (lines.line_of(a.start()), lines.line_of(b.start()));
         if la != lb || self.line_end(la) - lines.line_start(la) <= LONG_LINE {
             return true;
         }
-        a.start.max(b.end).saturating_sub(a.end.min(b.start)) <= LONG_LINE - 2 * WINDOW_CONTEXT
+        a.start()
+            .max(b.end())
+            .saturating_sub(a.end().min(b.start()))
+            <= LONG_LINE - 2 * WINDOW_CONTEXT
     }
 
     /// The part of `span` the snippet underlines: all of it, except that on a very long
@@ -277,18 +280,18 @@ impl SnippetSource {
     /// label says what it is. The snippet of one finding stays small whatever it covers.
     fn drawn(&self, span: lwir_spec::Span) -> lwir_spec::Span {
         let lines = self.columns.lines();
-        let first = lines.line_of(span.start);
+        let first = lines.line_of(span.start());
         let first_end = self.line_end(first);
         let end = if first_end - lines.line_start(first) > LONG_LINE {
-            self.floor(span.end.min(span.start + LONG_LINE).min(first_end))
-        } else if lines.line_of(span.end.saturating_sub(1).max(span.start)) - first
+            self.floor(span.end().min(span.start() + LONG_LINE).min(first_end))
+        } else if lines.line_of(span.end().saturating_sub(1).max(span.start())) - first
             > MAX_DRAWN_LINES
         {
             first_end
         } else {
-            span.end
+            span.end()
         };
-        lwir_spec::Span::new(span.start, end.max(span.start))
+        lwir_spec::Span::new(span.start(), end.max(span.start()))
     }
 
     /// The end of 0-based `line`, before its line break.

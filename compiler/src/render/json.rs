@@ -79,10 +79,10 @@ pub fn findings(validation: &Validation) -> serde_json::Value {
 fn finding_views(validation: &Validation) -> Vec<FindingView<'_>> {
     let mut locators = Locators::new(validation);
     let mut span = |origin: Origin, span: Span| {
-        let at = locators.locate(origin, span.start);
+        let at = locators.locate(origin, span.start());
         SpanView {
-            start: span.start,
-            end: span.end,
+            start: span.start(),
+            end: span.end(),
             line: at.line,
             column: at.column,
         }

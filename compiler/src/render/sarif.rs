@@ -329,8 +329,8 @@ fn located<'a>(
     } else {
         Origin::Definition
     };
-    let start = locators.locate(origin, span.start);
-    let end = locators.locate(origin, span.end);
+    let start = locators.locate(origin, span.start());
+    let end = locators.locate(origin, span.end());
     Location {
         id,
         physical_location: PhysicalLocation {
@@ -340,7 +340,7 @@ fn located<'a>(
                 start_column: start.column,
                 end_line: end.line,
                 end_column: end.column,
-                byte_offset: span.start,
+                byte_offset: span.start(),
                 byte_length: span.len(),
             },
         },
@@ -418,7 +418,7 @@ fn text_fix<'a>(
             artifact_location: at,
             replacements: vec![Replacement {
                 deleted_region: ByteRegion {
-                    byte_offset: span.start,
+                    byte_offset: span.start(),
                     byte_length: span.len(),
                 },
                 inserted_content: InsertedContent { text },

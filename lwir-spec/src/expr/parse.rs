@@ -132,7 +132,7 @@ fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxErr
     check_nesting(rest, base, true)?;
     let mut pairs = Grammar::parse(Rule::interpolation, rest).map_err(|e| {
         let mut error = syntax_error(e, rest, base, true);
-        if error.span.start == text.len() {
+        if error.span.start() == text.len() {
             error.span = Span::new(at, at + 2);
             error.message = "`${` is not closed".to_owned();
             error.help =
@@ -382,7 +382,7 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
             let (mut lhs, mut depth) = build_node(inner.next(), base)?;
             while let (Some(op), Some(rhs)) = (inner.next(), inner.next()) {
                 let (rhs, rhs_depth) = build_node(Some(rhs), base)?;
-                let span = Span::new(lhs.span.start, rhs.span.end);
+                let span = Span::new(lhs.span.start(), rhs.span.end());
                 depth = deeper(depth.max(rhs_depth), span)?;
                 lhs = Expr {
                     kind: ExprKind::Binary {
@@ -406,7 +406,7 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
                 } else {
                     UnaryOp::Negate
                 };
-                let span = Span::new(start, result.span.end);
+                let span = Span::new(start, result.span.end());
                 depth = deeper(depth, span)?;
                 // `-9223372036854775808` is a literal, not the negation of an out-of-range one.
                 result = Expr {
@@ -424,7 +424,7 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
             let (mut target, mut depth) = build_node(inner.next(), base)?;
             for postfix in inner {
                 let end = base + postfix.as_span().end();
-                let node_span = Span::new(span.start, end);
+                let node_span = Span::new(span.start(), end);
                 let rule = postfix.as_rule();
                 let mut parts = postfix.into_inner();
                 let (kind, child_depth) = match rule {
@@ -533,10 +533,10 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
         }),
         Rule::number => Ok((number(pair.as_str(), span)?, 1)),
         Rule::string => {
-            let value = decode_string(pair.as_str(), span.start)?;
+            let value = decode_string(pair.as_str(), span.start())?;
             leaf(ExprKind::String { value })
         }
-        _ => Err(missing(span.start)),
+        _ => Err(missing(span.start())),
     }
 }
 
@@ -874,7 +874,7 @@ mod tests {
     fn a_raw_line_break_in_a_string_literal_says_so() {
         let text = "${ x.split('\n') }";
         let e = parse_string_value(text).unwrap_err();
-        assert_eq!(&text[e.span.start..e.span.end], "\n", "{e:?}");
+        assert_eq!(&text[e.span.range()], "\n", "{e:?}");
         assert!(
             e.message.contains("cannot contain a raw line break"),
             "{}",
@@ -926,14 +926,18 @@ mod tests {
         for chain in &chains {
             let e = error(chain);
             assert_eq!(e.kind, SyntaxErrorKind::TooComplex, "{}", &chain[..20]);
-            assert!(e.span.end <= chain.len() && e.span.start < e.span.end);
+            assert!(e.span.end() <= chain.len() && e.span.start() < e.span.end());
             assert!(e.message.contains("64 levels"), "{}", e.message);
         }
         // Inside a template, the span is inside the string.
         let text = format!("n = ${{ {} }}", vec!["a"; 200].join(" * "));
         let e = parse_string_value(&text).unwrap_err();
         assert_eq!(e.kind, SyntaxErrorKind::TooComplex);
-        assert!(e.span.start >= 6 && e.span.end < text.len(), "{:?}", e.span);
+        assert!(
+            e.span.start() >= 6 && e.span.end() < text.len(),
+            "{:?}",
+            e.span
+        );
     }
 
     /// A map entry's `:` does not close its `{` (it used to count as closing a `?`, so maps
