@@ -148,7 +148,8 @@ code_table! {
     /// ## What it does
     /// Reports where the bytes stop being JSON (RFC 8259): a missing comma or bracket, a
     /// trailing comma, a comment, a single-quoted string, an unescaped control character in a
-    /// string, a byte order mark, or text after the document.
+    /// string, a byte order mark, or text after the document. A buffer of 4 GiB or more is
+    /// refused here too (byte offsets are 32-bit); the CLI refuses such a file before reading it.
     ///
     /// ## Why it matters
     /// Nothing can be checked or hashed in a document that does not parse, and lenient
