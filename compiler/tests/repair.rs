@@ -437,3 +437,99 @@ fn a_complete_answer_counts_though_the_planner_left_children_holding_its_output(
         assert!(!running(pid), "the planner's child {pid} still runs");
     }
 }
+
+/// The example draft's own text with mistakes typed into it, each with a safe fix (and an
+/// escape, `\u0023` for `#`, that must survive): the mistakes, and the text as fixed.
+fn mistyped_text() -> (String, String) {
+    let text = std::fs::read_to_string(example("draft.json"))
+        .unwrap()
+        .replace("Classify issue #", "Classify issue \\u0023");
+    let mistyped = text
+        .replacen(
+            r#""tool": "github.list_issues","#,
+            r#""tool": "github.list_isues","#,
+            1,
+        )
+        .replace(r#""max_parallel": 8"#, r#""max_parallel": 64"#)
+        .replace(
+            r#""model": "fast","#,
+            r#""model": "fast", "descripton": "pick one label","#,
+        )
+        .replace(r#""type": "string""#, r#""type": "strng""#);
+    let fixed = text
+        .replace(r#""max_parallel": 8"#, r#""max_parallel": 16"#)
+        .replace(
+            r#""model": "fast","#,
+            r#""model": "fast", "description": "pick one label","#,
+        );
+    (mistyped, fixed)
+}
+
+/// Safe fixes edit the draft's text: everything outside the fixed values — key order,
+/// spacing, line breaks, escapes — is byte for byte what the author wrote (they used to
+/// come back pretty-printed with every object's keys re-sorted).
+#[test]
+fn safe_fixes_keep_the_draft_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mistyped, fixed) = mistyped_text();
+    let draft = dir.path().join("draft.json");
+    std::fs::write(&draft, &mistyped).unwrap();
+    let out = lwirc(
+        dir.path(),
+        &[
+            "repair",
+            draft.to_str().unwrap(),
+            "-d",
+            &example("workflow.json"),
+            "--planner",
+            "false",
+            "--max-planner-calls",
+            "0",
+            "-o",
+            "out.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["report"]["fixes_applied"], 4, "{report}");
+    let written = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    assert_eq!(written, fixed);
+}
+
+/// After a pass of safe fixes, findings point into the fixed text (a fix that lengthens a
+/// value moves everything after it).
+#[test]
+fn findings_after_fixes_point_into_the_fixed_text() {
+    use lwir_repair::fixes::{Check, MAX_FIX_PASSES, Seen, apply_safe_fixes};
+    let (mistyped, _) = mistyped_text();
+    let draft = mistyped.replace(r#""github.add_label""#, r#""nothing.at_all""#);
+    let typed_at = draft.find(r#""nothing.at_all""#).unwrap();
+    let definition = lwirc::pipeline::Source {
+        name: "workflow.json".into(),
+        bytes: std::fs::read(example("workflow.json")).unwrap(),
+    };
+    let mut check = lwirc::session::PipelineCheck::new(definition, "draft.json");
+    let checked = check.check(draft.as_bytes());
+    let mut seen = Seen::default();
+    seen.visit(&checked);
+    let outcome = apply_safe_fixes(
+        &mut check,
+        draft.into_bytes(),
+        checked,
+        &mut seen,
+        MAX_FIX_PASSES,
+        &mut |_| {},
+    );
+    let applied: usize = outcome.passes.iter().map(|p| p.applied.len()).sum();
+    assert_eq!(applied, 4, "{:?}", outcome.passes);
+    let [left] = outcome.checked.findings.as_slice() else {
+        panic!("{:?}", outcome.checked.findings);
+    };
+    assert_eq!(left.code.as_str(), "LW301");
+    assert_eq!(&outcome.draft[left.span.range()], br#""nothing.at_all""#);
+    // Where the author wrote it, moved by the two fixes before it that add a byte each
+    // (`list_isues`, `descripton`); `64` to `16` keeps its length.
+    assert_eq!(left.span.start(), typed_at + 2);
+}

@@ -6,7 +6,9 @@
 //!   run (`apply_safe_fixes`, as `lwirc repair` does). `Clean` means no errors and a version;
 //!   each pass's draft is the validated one.
 //! - `[document, [op, …]]`: an arbitrary RFC 6902 patch (`add`, `remove`, `replace`, `move`)
-//!   applied to an arbitrary document; on error the document is unchanged.
+//!   applied to an arbitrary document; on error the document is unchanged. The same patch
+//!   applied as text edits (`lwir_repair::edit`) to the document's text, pretty and compact,
+//!   fails exactly when that fails and otherwise reads back as the same document.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -70,8 +72,36 @@ fn patch(data: &[u8]) {
         return;
     };
     let mut doc = document.clone();
-    if lwir_repair::apply(&mut doc, &ops).is_err() {
+    let applied = lwir_repair::apply(&mut doc, &ops);
+    if applied.is_err() {
         assert_eq!(&doc, document, "a failed patch changed the document");
+    }
+    for text in [
+        serde_json::to_vec_pretty(document).unwrap(),
+        serde_json::to_vec(document).unwrap(),
+    ] {
+        // lwirc's reader refuses what serde_json nests deeper; nothing to edit then.
+        if lwir_spec::document::read(text.clone()).document.is_none() {
+            continue;
+        }
+        match (&applied, lwir_repair::edit::edit_text(&text, &ops)) {
+            (Ok(()), Ok(edited)) => {
+                let back: J = serde_json::from_slice(&edited).unwrap_or_else(|e| {
+                    panic!("edited text is not JSON ({e}):\n{}", String::from_utf8_lossy(&edited))
+                });
+                assert!(
+                    lwirc_fuzz::same_json(&back, &doc),
+                    "text edits made another document:\n{}",
+                    String::from_utf8_lossy(&edited)
+                );
+            }
+            (Err(_), Err(_)) => {}
+            (applied, edited) => panic!(
+                "json-patch: {:?}, text edits: {:?}",
+                applied.as_ref().err().map(ToString::to_string),
+                edited.map(|b| String::from_utf8_lossy(&b).into_owned())
+            ),
+        }
     }
 }
 

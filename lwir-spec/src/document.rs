@@ -18,7 +18,7 @@
 
 use crate::codes::Code;
 use crate::finding::Finding;
-use crate::pointer::{self, PathStack};
+use crate::pointer::{self, PathStack, array_index};
 use crate::span::Span;
 
 /// The deepest nesting of arrays and objects the reader accepts. (`serde_json` by default
@@ -213,17 +213,6 @@ impl Node {
             ),
         }
     }
-}
-
-/// An RFC 6901 array index: digits without leading zeros.
-fn array_index(token: &str) -> Option<usize> {
-    if token.is_empty() || (token.len() > 1 && token.starts_with('0')) {
-        return None;
-    }
-    token
-        .bytes()
-        .all(|b| b.is_ascii_digit())
-        .then(|| token.parse().ok())?
 }
 
 /// A read document: its bytes and its spanned root.

@@ -36,6 +36,17 @@ pub fn join_index(pointer: &str, index: usize) -> String {
     out
 }
 
+/// An RFC 6901 array index: digits without leading zeros (`0`, `12`; not `01`, `-`, `+1`).
+pub fn array_index(token: &str) -> Option<usize> {
+    if token.is_empty() || (token.len() > 1 && token.starts_with('0')) {
+        return None;
+    }
+    token
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| token.parse().ok())?
+}
+
 /// The unescaped reference tokens of `pointer`, or `None` when it is not a valid pointer
 /// (non-empty and not starting with `/`, or with a `~` not followed by `0` or `1`).
 pub fn tokens(pointer: &str) -> Option<Vec<String>> {

@@ -7,8 +7,10 @@
 //! have before is redone without the fixes in whose steps the new errors are (one more
 //! validation), and only when the harm crosses steps one fix at a time (at most 32
 //! validations a pass), rolling back each fix that adds an error, so one bad fix does not
-//! cost the good ones and ten thousand bad ones do not cost ten thousand validations. `maybe-incorrect` fixes are never applied here: they
-//! go to the planner with the findings.
+//! cost the good ones and ten thousand bad ones do not cost ten thousand validations.
+//! `maybe-incorrect` fixes are never applied here: they go to the planner with the
+//! findings. Fixes edit the draft's text ([`crate::edit`]): what they do not touch stays as
+//! the planner wrote it.
 //!
 //! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
 //! or when a state repeats: the same draft (by canonical hash) as anywhere earlier in the
@@ -230,6 +232,10 @@ pub fn apply_safe_fixes(
             outcome.stop = FixStop::NoFixes;
             return outcome;
         };
+        let draft = Draft {
+            bytes: &outcome.draft,
+            document: &document,
+        };
         let candidates = disjoint_fixes(&outcome.checked.findings);
         if candidates.is_empty() {
             outcome.stop = FixStop::NoFixes;
@@ -237,7 +243,7 @@ pub fn apply_safe_fixes(
         }
         let errors_before = outcome.checked.errors();
         let Some((draft, checked, applied, rolled_back)) =
-            run_pass(check, &document, &outcome.checked, candidates)
+            run_pass(check, draft, &outcome.checked, candidates)
         else {
             outcome.stop = FixStop::NoFixes;
             return outcome;
@@ -273,20 +279,27 @@ pub fn apply_safe_fixes(
 
 type PassResult = (Vec<u8>, Checked, Vec<AppliedFix>, Vec<AppliedFix>);
 
+/// The draft a pass starts from: its bytes (which fixes edit) and its value (which tells
+/// which fixes apply).
+#[derive(Clone, Copy)]
+struct Draft<'a> {
+    bytes: &'a [u8],
+    document: &'a serde_json::Value,
+}
+
 /// One pass: all candidates at once; when that adds an error, one at a time with rollback.
 /// `None` when nothing could be kept.
 fn run_pass(
     check: &mut dyn Check,
-    document: &serde_json::Value,
+    draft: Draft<'_>,
     before: &Checked,
     candidates: Vec<AppliedFix>,
 ) -> Option<PassResult> {
     let mut rolled_back = Vec::new();
-    let (all, applied) = apply_all(document, candidates, &mut rolled_back);
+    let (bytes, applied) = apply_all(draft, candidates, &mut rolled_back);
     if applied.is_empty() {
         return None;
     }
-    let bytes = to_bytes(&all);
     let checked = check.check(&bytes);
     if !adds_errors(before, &checked) {
         return Some((bytes, checked, applied, rolled_back));
@@ -299,12 +312,11 @@ fn run_pass(
         .into_iter()
         .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
     if !suspects.is_empty() {
-        let (trial, kept) = apply_all(document, innocent, &mut rolled_back);
+        let (trial_bytes, kept) = apply_all(draft, innocent, &mut rolled_back);
         if kept.is_empty() {
             // Every fix is a suspect: nothing to keep, and nothing to validate.
             return None;
         }
-        let trial_bytes = to_bytes(&trial);
         let trial_checked = check.check(&trial_bytes);
         if !adds_errors(before, &trial_checked) {
             for mut fix in suspects {
@@ -320,34 +332,42 @@ fn run_pass(
         // The effect crosses steps: try them one by one after all.
         let mut all_fixes = suspects;
         all_fixes.extend(kept);
-        return one_at_a_time(check, document, before, all_fixes, rolled_back);
+        return one_at_a_time(check, draft.bytes, before, all_fixes, rolled_back);
     }
-    one_at_a_time(check, document, before, innocent, rolled_back)
+    one_at_a_time(check, draft.bytes, before, innocent, rolled_back)
 }
 
-/// `document` with every fix of `fixes` applied that applies; those that no longer apply go
-/// to `failed`. Returns the document and the fixes applied.
+/// The draft with every fix of `fixes` applied that applies, as text edits of its bytes
+/// ([`crate::edit`]: the rest of the draft stays as written); those that no longer apply
+/// go to `failed`. Returns the bytes and the fixes applied.
 fn apply_all(
-    document: &serde_json::Value,
+    draft: Draft<'_>,
     fixes: Vec<AppliedFix>,
     failed: &mut Vec<AppliedFix>,
-) -> (serde_json::Value, Vec<AppliedFix>) {
-    let mut patched = document.clone();
+) -> (Vec<u8>, Vec<AppliedFix>) {
     // The fixes touch disjoint places, so applying them in one patch is applying them one
-    // after the other: one pass (and at most one copy, for moves) instead of one per fix.
+    // after the other: one pass over the text instead of one per fix.
     let all: Vec<PatchOp> = fixes.iter().flat_map(|f| f.patch.iter().cloned()).collect();
-    if crate::apply(&mut patched, &all).is_ok() {
-        return (patched, fixes);
+    if let Ok(bytes) = crate::edit::apply_text(draft.bytes, &all) {
+        return (bytes, fixes);
     }
+    // Some fix no longer applies: find which on the value (cheap, no text), then edit the
+    // text once with the others.
+    let mut value = draft.document.clone();
     let mut applied = Vec::new();
     for fix in fixes {
-        if crate::apply(&mut patched, &fix.patch).is_ok() {
+        if crate::apply(&mut value, &fix.patch).is_ok() {
             applied.push(fix);
         } else {
             failed.push(fix);
         }
     }
-    (patched, applied)
+    let kept: Vec<PatchOp> = applied
+        .iter()
+        .flat_map(|f| f.patch.iter().cloned())
+        .collect();
+    let bytes = crate::edit::apply_text(draft.bytes, &kept).unwrap_or_else(|_| to_bytes(&value));
+    (bytes, applied)
 }
 
 /// Most validations [`one_at_a_time`] spends in one pass; fixes past it are rolled back
@@ -358,27 +378,25 @@ const MAX_SINGLE_CHECKS: usize = 32;
 /// Applies `fixes` one at a time, rolling back each that adds an error.
 fn one_at_a_time(
     check: &mut dyn Check,
-    document: &serde_json::Value,
+    draft: &[u8],
     before: &Checked,
     fixes: Vec<AppliedFix>,
     mut rolled_back: Vec<AppliedFix>,
 ) -> Option<PassResult> {
-    let mut current = (document.clone(), before.clone());
+    let mut current = (draft.to_vec(), before.clone());
     let mut kept = Vec::new();
-    let mut kept_bytes = None;
+    let mut changed = false;
     let mut checks = 0;
     for mut fix in fixes {
-        let mut next = current.0.clone();
         if checks == MAX_SINGLE_CHECKS {
             fix.untried = true;
             rolled_back.push(fix);
             continue;
         }
-        if crate::apply(&mut next, &fix.patch).is_err() {
+        let Ok(bytes) = crate::edit::apply_text(&current.0, &fix.patch) else {
             rolled_back.push(fix);
             continue;
-        }
-        let bytes = to_bytes(&next);
+        };
         let checked = check.check(&bytes);
         checks += 1;
         let added = added_errors(&current.1, &checked);
@@ -386,13 +404,12 @@ fn one_at_a_time(
             fix.added_errors = added;
             rolled_back.push(fix);
         } else {
-            current = (next, checked);
-            kept_bytes = Some(bytes);
+            current = (bytes, checked);
+            changed = true;
             kept.push(fix);
         }
     }
-    let bytes = kept_bytes?;
-    Some((bytes, current.1, kept, rolled_back))
+    changed.then_some((current.0, current.1, kept, rolled_back))
 }
 
 /// Whether an error at `pointer` is in the part of the draft `fix` touches: the same step
@@ -494,7 +511,8 @@ fn overlaps(a: &str, b: &str) -> bool {
     inside(a, b) || inside(b, a)
 }
 
-/// The bytes of a draft the loop rewrote: pretty JSON, so that findings on it read well.
+/// A draft written from its value: pretty JSON. (Fixes edit a draft's own text instead;
+/// this is for a draft that has no text of its own to keep.)
 pub fn to_bytes(document: &serde_json::Value) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(document).unwrap_or_default();
     bytes.push(b'\n');

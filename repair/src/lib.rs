@@ -1,6 +1,7 @@
 //! Repair: from a draft with findings to a draft without errors, within bounds.
 //!
-//! - [`apply`]: one fix's RFC 6902 patch, atomically.
+//! - [`apply`]: one fix's RFC 6902 patch, atomically, to a JSON value; [`edit`]: the same
+//!   to the text a draft was written in, as edits of its bytes.
 //! - [`fixes`]: machine-applicable fixes in passes, with rollback and cycle detection.
 //! - [`protocol`], [`process`] and [`harness`]: the planner, an external command speaking
 //!   `lwir-planner/1` over stdin/stdout, with a timeout and a size limit.
@@ -8,6 +9,7 @@
 //! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
 //!   resume a crashed session.
 
+pub mod edit;
 pub mod events;
 pub mod fixes;
 pub mod harness;
@@ -29,25 +31,54 @@ pub enum ApplyError {
     /// earlier fix moved it.
     #[error("patch does not apply: {0}")]
     Rejected(#[from] json_patch::PatchError),
+    /// The text to patch is not a JSON document.
+    #[error("the draft is not a JSON document")]
+    NotJson,
 }
 
 /// Applies `patch` (RFC 6902) to `document` atomically: on error, `document` is unchanged.
 pub fn apply(document: &mut serde_json::Value, patch: &[PatchOp]) -> Result<(), ApplyError> {
-    let patch: json_patch::Patch = serde_json::from_value(serde_json::to_value(patch)?)?;
-    // json-patch undoes a patch that fails, except that a `move` whose add half fails has
-    // already removed its value, and that stays lost (json-patch 5.0.0). A patch with a
-    // move is therefore applied to a copy, kept only when the whole patch applied.
-    if patch
-        .iter()
-        .any(|op| matches!(op, json_patch::PatchOperation::Move(_)))
-    {
-        let mut copy = document.clone();
-        json_patch::patch(&mut copy, &patch)?;
-        *document = copy;
+    let patch = to_patch(patch)?;
+    if has_move(&patch) {
+        *document = apply_parsed(document.clone(), &patch)?;
     } else {
+        // In place: json-patch undoes a failed `add`, `remove` or `replace` exactly.
         json_patch::patch(document, &patch)?;
     }
     Ok(())
+}
+
+/// `document` with `patch` (RFC 6902) applied, or the error that stopped it (the document
+/// is then dropped).
+pub fn apply_owned(
+    document: serde_json::Value,
+    patch: &[PatchOp],
+) -> Result<serde_json::Value, ApplyError> {
+    apply_parsed(document, &to_patch(patch)?)
+}
+
+fn to_patch(patch: &[PatchOp]) -> Result<json_patch::Patch, ApplyError> {
+    Ok(serde_json::from_value(serde_json::to_value(patch)?)?)
+}
+
+fn has_move(patch: &json_patch::Patch) -> bool {
+    patch
+        .iter()
+        .any(|op| matches!(op, json_patch::PatchOperation::Move(_)))
+}
+
+/// Runs `patch` with `patch_unsafe`, on a document thrown away when it fails.
+///
+/// `json-patch`'s atomic `patch` undoes a failed patch with inverse operations, and a
+/// `move`'s inverse can fail and panic (json-patch 5.0.0: the inverse of moving `/a/b` to
+/// `/a` moves `/a` inside itself: `unable to undo applied patches`); a failed `move` also
+/// loses its value. Without undo there is neither.
+fn apply_parsed(
+    mut document: serde_json::Value,
+    patch: &json_patch::Patch,
+) -> Result<serde_json::Value, ApplyError> {
+    json_patch::patch_unsafe(&mut document, patch)?;
+    Ok(document)
 }
 
 #[cfg(test)]
@@ -95,6 +126,29 @@ mod tests {
             ],
         );
         assert!(err.is_err());
+        assert_eq!(doc, original);
+    }
+
+    /// Found by the text-edit property test: json-patch's undo of a move up (`/a/b` to
+    /// `/a`) moves `/a` inside itself and panics (`unable to undo applied patches`) when a
+    /// later operation fails. A planner's patch must never crash lwirc.
+    #[test]
+    fn a_failing_patch_after_a_move_up_does_not_panic() {
+        let original = json!({ "a": { "b": 1 } });
+        let mut doc = original.clone();
+        let err = apply(
+            &mut doc,
+            &[
+                PatchOp::Move {
+                    from: "/a/b".into(),
+                    path: "/a".into(),
+                },
+                PatchOp::Remove {
+                    path: "/missing".into(),
+                },
+            ],
+        );
+        assert!(matches!(err, Err(ApplyError::Rejected(_))), "{err:?}");
         assert_eq!(doc, original);
     }
 
