@@ -1,5 +1,7 @@
 //! The validation pipeline: bytes of a draft (and of its definition) → findings → version.
 
+use std::sync::Arc;
+
 use lwir_spec::document::{self, SpannedDocument};
 use lwir_spec::finding::{Summary, sort_findings};
 use lwir_spec::{Code, Finding, Origin};
@@ -13,6 +15,60 @@ pub struct Source {
     pub bytes: Vec<u8>,
 }
 
+/// A workflow definition read and checked once: its document, and its own findings (the
+/// reader's and [`lwir_validators::validate_definition`]'s), which no draft changes. Any
+/// number of drafts are validated against one ([`validate_against`]) without reading it
+/// again.
+#[derive(Debug)]
+pub struct Definition {
+    /// The file as given (its bytes moved into its document when it could be read).
+    pub source: Source,
+    document: Option<SpannedDocument>,
+    findings: Vec<Finding>,
+}
+
+impl Definition {
+    /// Reads and checks `source`.
+    pub fn read(mut source: Source) -> Self {
+        let (read, findings) = document::read_document(std::mem::take(&mut source.bytes));
+        let mut findings: Vec<Finding> = findings.into_iter().map(Finding::in_definition).collect();
+        let document = match read {
+            Ok(doc) => {
+                findings.extend(lwir_validators::validate_definition(&doc));
+                Some(doc)
+            }
+            Err(bytes) => {
+                source.bytes = bytes;
+                None
+            }
+        };
+        sort_findings(&mut findings);
+        Self {
+            source,
+            document,
+            findings,
+        }
+    }
+
+    /// Its document, when it could be read.
+    pub fn document(&self) -> Option<&SpannedDocument> {
+        self.document.as_ref()
+    }
+
+    /// Its own findings, in reading order.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+
+    /// Its bytes, as given.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.document {
+            Some(doc) => doc.source(),
+            None => &self.source.bytes,
+        }
+    }
+}
+
 /// The outcome of validating one draft.
 ///
 /// A file that could be read keeps its bytes in its document, not in its [`Source`] (whose
@@ -22,8 +78,9 @@ pub struct Source {
 pub struct Validation {
     /// The draft as given (its bytes moved into its document when it could be read).
     pub draft: Source,
-    /// The definition as given, if any (likewise).
-    pub definition: Option<Source>,
+    /// The definition, if any, as read and checked (shared by the drafts validated
+    /// against it).
+    pub definition: Option<Arc<Definition>>,
     /// Every finding, in reading order: the draft's, then the definition's.
     pub findings: Vec<Finding>,
     /// The WorkflowVersion of the draft, present only when there are no errors.
@@ -31,10 +88,17 @@ pub struct Validation {
     /// The compiled expression plan: every expression and template, typed, with its cost.
     pub plan: lwir_validators::expr::Plan,
     draft_document: Option<SpannedDocument>,
-    definition_document: Option<SpannedDocument>,
+    /// Made by [`validate_definition`]: there is no draft (`draft` names the definition).
+    definition_only: bool,
 }
 
 impl Validation {
+    /// Whether there is a draft: not for [`validate_definition`], whose `draft` only names
+    /// the definition.
+    pub fn has_draft(&self) -> bool {
+        !self.definition_only
+    }
+
     /// Error and warning counts.
     pub fn summary(&self) -> Summary {
         Summary::of(&self.findings)
@@ -49,7 +113,7 @@ impl Validation {
     pub fn document(&self, origin: Origin) -> Option<&SpannedDocument> {
         match origin {
             Origin::Draft => self.draft_document.as_ref(),
-            Origin::Definition => self.definition_document.as_ref(),
+            Origin::Definition => self.definition.as_deref().and_then(Definition::document),
         }
     }
 
@@ -57,7 +121,7 @@ impl Validation {
     /// [`Validation::bytes`]).
     pub fn source(&self, origin: Origin) -> &Source {
         match (origin, &self.definition) {
-            (Origin::Definition, Some(def)) => def,
+            (Origin::Definition, Some(def)) => &def.source,
             _ => &self.draft,
         }
     }
@@ -65,13 +129,12 @@ impl Validation {
     /// The bytes, as given, of the file a finding of `origin` points into: its document's
     /// source when it could be read, else its [`Source`]'s bytes.
     pub fn bytes(&self, origin: Origin) -> &[u8] {
-        let origin = match (origin, &self.definition) {
-            (Origin::Definition, Some(_)) => Origin::Definition,
-            _ => Origin::Draft,
-        };
-        match self.document(origin) {
-            Some(document) => document.source(),
-            None => &self.source(origin).bytes,
+        match (origin, &self.definition) {
+            (Origin::Definition, Some(def)) => def.bytes(),
+            _ => match &self.draft_document {
+                Some(document) => document.source(),
+                None => &self.draft.bytes,
+            },
         }
     }
 }
@@ -79,17 +142,53 @@ impl Validation {
 /// Reads and validates `draft` against `definition` (when given), running every validator.
 /// The compiled expression plan is left empty; [`compile`] builds it.
 pub fn validate(draft: Source, definition: Option<Source>) -> Validation {
-    run(draft, definition, false)
+    run(
+        draft,
+        definition.map(|d| Arc::new(Definition::read(d))),
+        false,
+    )
 }
 
 /// Like [`validate`], and also builds the compiled expression plan that a registration
 /// record stores.
 pub fn compile(draft: Source, definition: Option<Source>) -> Validation {
-    run(draft, definition, true)
+    run(
+        draft,
+        definition.map(|d| Arc::new(Definition::read(d))),
+        true,
+    )
 }
 
-fn run(mut draft: Source, mut definition: Option<Source>, with_plan: bool) -> Validation {
-    // Each file's bytes move into its document (and back into its source when there is
+/// [`validate`] against a definition read once ([`Definition::read`]).
+pub fn validate_against(draft: Source, definition: &Arc<Definition>) -> Validation {
+    run(draft, Some(Arc::clone(definition)), false)
+}
+
+/// [`compile`] against a definition read once ([`Definition::read`]).
+pub fn compile_against(draft: Source, definition: &Arc<Definition>) -> Validation {
+    run(draft, Some(Arc::clone(definition)), true)
+}
+
+/// The definition alone: its own findings, reported against it (`lwirc validate -d
+/// workflow.json` without a draft). There is no version.
+pub fn validate_definition(definition: Source) -> Validation {
+    let definition = Arc::new(Definition::read(definition));
+    Validation {
+        draft: Source {
+            name: definition.source.name.clone(),
+            bytes: Vec::new(),
+        },
+        findings: definition.findings().to_vec(),
+        definition: Some(definition),
+        version: None,
+        plan: lwir_validators::expr::Plan::default(),
+        draft_document: None,
+        definition_only: true,
+    }
+}
+
+fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) -> Validation {
+    // The draft's bytes move into its document (and back into its source when there is
     // none), so that they are held once.
     let (read_draft, mut findings) = document::read_document(std::mem::take(&mut draft.bytes));
     let draft_doc = match read_draft {
@@ -99,27 +198,17 @@ fn run(mut draft: Source, mut definition: Option<Source>, with_plan: bool) -> Va
             None
         }
     };
-
-    let mut definition_doc: Option<SpannedDocument> = None;
-    if let Some(def) = &mut definition {
-        let (read_def, def_findings) = document::read_document(std::mem::take(&mut def.bytes));
-        findings.extend(def_findings.into_iter().map(Finding::in_definition));
-        match read_def {
-            Ok(doc) => definition_doc = Some(doc),
-            Err(bytes) => def.bytes = bytes,
-        }
+    if let Some(def) = &definition {
+        findings.extend_from_slice(def.findings());
     }
+    let definition_doc = definition.as_deref().and_then(Definition::document);
 
     let mut version = None;
     let mut plan = lwir_validators::expr::Plan::default();
     if let Some(doc) = &draft_doc {
-        let mut found = if with_plan {
-            let report = lwir_validators::run(doc, definition_doc.as_ref());
-            plan = report.plan;
-            report.findings
-        } else {
-            lwir_validators::validate(doc, definition_doc.as_ref())
-        };
+        let report = lwir_validators::check_draft(doc, definition_doc, with_plan);
+        plan = report.plan;
+        let mut found = report.findings;
         if definition.is_some() {
             // A definition was given but could not be read: its own findings say so.
             found.retain(|f| f.code != Code::DefinitionNotProvided);
@@ -137,6 +226,6 @@ fn run(mut draft: Source, mut definition: Option<Source>, with_plan: bool) -> Va
         version,
         plan,
         draft_document: draft_doc,
-        definition_document: definition_doc,
+        definition_only: false,
     }
 }

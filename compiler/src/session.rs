@@ -3,6 +3,7 @@
 //! first event.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use lwir_repair::fixes::{Check, Checked};
@@ -12,18 +13,24 @@ use serde_json::Value;
 
 use crate::canon::{sha256_of, version_of};
 use crate::manifest::PlannerManifest;
-use crate::pipeline::{self, Source, Validation};
+use crate::pipeline::{self, Definition, Source, Validation};
 
-/// The repair loop's checker: the whole validation pipeline against one definition.
+/// The repair loop's checker: the whole validation pipeline against one definition, read
+/// and checked once.
 #[derive(Clone, Debug)]
 pub struct PipelineCheck {
-    definition: Source,
+    definition: Arc<Definition>,
     draft_name: String,
 }
 
 impl PipelineCheck {
     /// Checks drafts (reported as `draft_name`) against `definition`.
     pub fn new(definition: Source, draft_name: impl Into<String>) -> Self {
+        Self::against(Arc::new(Definition::read(definition)), draft_name)
+    }
+
+    /// Checks drafts (reported as `draft_name`) against a definition already read.
+    pub fn against(definition: Arc<Definition>, draft_name: impl Into<String>) -> Self {
         Self {
             definition,
             draft_name: draft_name.into(),
@@ -32,12 +39,12 @@ impl PipelineCheck {
 
     /// The full validation of `bytes`, for the renderers.
     pub fn validation(&self, bytes: &[u8]) -> Validation {
-        pipeline::validate(self.source(bytes), Some(self.definition.clone()))
+        pipeline::validate_against(self.source(bytes), &self.definition)
     }
 
     /// The validation of `bytes` with the compiled expression plan, for registering.
     pub fn compiled(&self, bytes: &[u8]) -> Validation {
-        pipeline::compile(self.source(bytes), Some(self.definition.clone()))
+        pipeline::compile_against(self.source(bytes), &self.definition)
     }
 
     fn source(&self, bytes: &[u8]) -> Source {
@@ -73,17 +80,8 @@ pub fn checked(validation: Validation) -> Checked {
 /// The errors of the definition itself: a session cannot succeed against a definition with
 /// errors, so they are reported before any planner call.
 pub fn definition_errors(definition: &Source) -> Option<Validation> {
-    let mut validation = pipeline::validate(
-        Source {
-            name: "<no draft>".to_owned(),
-            bytes: b"{}".to_vec(),
-        },
-        Some(definition.clone()),
-    );
-    validation
-        .findings
-        .retain(|f: &Finding| f.origin == Origin::Definition && f.is_error());
-    validation.version = None;
+    let mut validation = pipeline::validate_definition(definition.clone());
+    validation.findings.retain(Finding::is_error);
     (!validation.findings.is_empty()).then_some(validation)
 }
 

@@ -24,7 +24,7 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
                     Origin::Definition => lwirc_fuzz::DEFINITION.len(),
                 };
                 assert!(
-                    f.span.start <= f.span.end && f.span.end <= len,
+                    f.span.start() <= f.span.end() && f.span.end() <= len,
                     "{} {} span {:?} outside {len} bytes",
                     f.code.as_str(),
                     f.pointer,

@@ -38,7 +38,7 @@ fn check_expr(text: &str, parsed: Result<Expr, SyntaxError>) {
 fn check_tree(text: &str, e: &Expr) {
     e.walk(&mut |node: &Expr| {
         assert!(
-            node.span.start <= node.span.end && node.span.end <= text.len(),
+            node.span.start() <= node.span.end() && node.span.end() <= text.len(),
             "node span {:?} outside text of {} bytes",
             node.span,
             text.len()
@@ -48,7 +48,7 @@ fn check_tree(text: &str, e: &Expr) {
 
 fn check_error(text: &str, e: &SyntaxError) {
     assert!(
-        e.span.start <= e.span.end && e.span.end <= text.len(),
+        e.span.start() <= e.span.end() && e.span.end() <= text.len(),
         "syntax error span {:?} outside text of {} bytes: {}",
         e.span,
         text.len(),

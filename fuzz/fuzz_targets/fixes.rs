@@ -87,7 +87,10 @@ fn patch(data: &[u8]) {
         match (&applied, lwir_repair::edit::edit_text(&text, &ops)) {
             (Ok(()), Ok(edited)) => {
                 let back: J = serde_json::from_slice(&edited).unwrap_or_else(|e| {
-                    panic!("edited text is not JSON ({e}):\n{}", String::from_utf8_lossy(&edited))
+                    panic!(
+                        "edited text is not JSON ({e}):\n{}",
+                        String::from_utf8_lossy(&edited)
+                    )
                 });
                 assert!(
                     lwirc_fuzz::same_json(&back, &doc),

@@ -17,7 +17,7 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let outcome = document::read(data.to_vec());
     for f in &outcome.findings {
         assert!(
-            f.span.start <= f.span.end && f.span.end <= data.len(),
+            f.span.start() <= f.span.end() && f.span.end() <= data.len(),
             "finding {} span {:?} outside input of {} bytes",
             f.code.as_str(),
             f.span,
@@ -27,10 +27,10 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     if let Some(doc) = &outcome.document {
         assert_eq!(doc.source(), data);
         let root = doc.root();
-        assert!(root.span.end <= data.len());
+        assert!(root.span.end() <= data.len());
         for f in &outcome.findings {
             if let Some(span) = doc.span_of(&f.pointer) {
-                assert!(span.end <= data.len());
+                assert!(span.end() <= data.len());
             }
             let _ = doc.key_span_of(&f.pointer);
         }

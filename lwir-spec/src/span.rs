@@ -130,6 +130,13 @@ impl<'a> Locator<'a> {
     pub fn locate(&self, offset: usize) -> LineColumn {
         self.index.locate(self.bytes, offset)
     }
+
+    /// The 1-based line and UTF-16 column of byte `offset` (clamped to the file): the
+    /// column counts UTF-16 code units, what the Language Server Protocol counts by
+    /// default (its positions are this minus one in both).
+    pub fn locate_utf16(&self, offset: usize) -> LineColumn {
+        self.index.locate_utf16(self.bytes, offset)
+    }
 }
 
 /// What [`Locator`] knows of a file, without the file: its lines, and the columns before
@@ -137,19 +144,32 @@ impl<'a> Locator<'a> {
 #[derive(Clone, Debug)]
 pub struct ColumnIndex {
     lines: LineIndex,
-    /// Per block: its start (at a character boundary) and the columns before it.
-    blocks: Vec<(usize, usize)>,
+    /// Per block: its start (at a character boundary), and the columns and UTF-16 code units
+    /// before it.
+    blocks: Vec<Block>,
 }
 
-/// The block size of [`ColumnIndex`]: its index is about 1.5% of the file.
+/// A block of [`ColumnIndex`].
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    start: usize,
+    columns: usize,
+    units: usize,
+}
+
+/// The block size of [`ColumnIndex`]: its index is about 2.5% of the file.
 const BLOCK: usize = 1024;
 
 impl ColumnIndex {
     /// The index of `bytes`.
     pub fn new(bytes: &[u8]) -> Self {
-        let mut blocks = vec![(0, 0)];
+        let mut blocks = vec![Block {
+            start: 0,
+            columns: 0,
+            units: 0,
+        }];
         let mut at = 0;
-        let mut before = 0;
+        let (mut columns_before, mut units_before) = (0, 0);
         loop {
             // The next block starts at a byte that does not continue a UTF-8 sequence, so
             // no character is split between two blocks.
@@ -160,8 +180,14 @@ impl ColumnIndex {
             if next >= bytes.len() {
                 break;
             }
-            before += columns(&bytes[at..next]);
-            blocks.push((next, before));
+            let (c, u) = count(&bytes[at..next]);
+            columns_before += c;
+            units_before += u;
+            blocks.push(Block {
+                start: next,
+                columns: columns_before,
+                units: units_before,
+            });
             at = next;
         }
         Self {
@@ -178,39 +204,78 @@ impl ColumnIndex {
     /// The 1-based line and character column of byte `offset` of `bytes` (the bytes this
     /// index was made of), clamped to the file.
     pub fn locate(&self, bytes: &[u8], offset: usize) -> LineColumn {
+        self.position(bytes, offset, |c| c.0)
+    }
+
+    /// The 1-based line and UTF-16 column of byte `offset` of `bytes`, clamped to the file
+    /// (see [`Locator::locate_utf16`]).
+    pub fn locate_utf16(&self, bytes: &[u8], offset: usize) -> LineColumn {
+        self.position(bytes, offset, |c| c.1)
+    }
+
+    /// The line of `offset` and its column as `pick` takes it from (characters, UTF-16
+    /// units).
+    fn position(
+        &self,
+        bytes: &[u8],
+        offset: usize,
+        pick: impl Fn((usize, usize)) -> usize,
+    ) -> LineColumn {
         let offset = offset.min(bytes.len());
         let line = self.lines.line_of(offset);
         let start = self.lines.line_start(line);
         LineColumn {
             line: line + 1,
-            column: self.columns_before(bytes, offset) - self.columns_before(bytes, start) + 1,
+            column: pick(self.before(bytes, offset)) - pick(self.before(bytes, start)) + 1,
         }
     }
 
-    /// How many columns the bytes before `offset` take.
-    fn columns_before(&self, bytes: &[u8], offset: usize) -> usize {
-        let block = self.blocks.partition_point(|&(start, _)| start <= offset) - 1;
-        let (start, before) = self.blocks[block];
-        before + columns(&bytes[start..offset])
+    /// How many columns and UTF-16 code units the bytes before `offset` take.
+    fn before(&self, bytes: &[u8], offset: usize) -> (usize, usize) {
+        let block = self.blocks.partition_point(|b| b.start <= offset) - 1;
+        let Block {
+            start,
+            columns,
+            units,
+        } = self.blocks[block];
+        let (c, u) = count(&bytes[start..offset]);
+        (columns + c, units + u)
     }
 }
 
-/// How many columns `bytes` take: one per character, and one per byte that is not part of
-/// valid UTF-8 (as [`crate::document::display_text`] shows each such byte as `?`).
-fn columns(mut bytes: &[u8]) -> usize {
-    let mut n = 0;
+/// How many columns `bytes` take — one per character, and one per byte that is not part
+/// of valid UTF-8 (as [`crate::document::display_text`] shows each such byte as `?`) — and
+/// how many UTF-16 code units (two for a character outside the BMP; one per invalid byte).
+fn count(mut bytes: &[u8]) -> (usize, usize) {
+    // In valid UTF-8 a character outside the BMP, two UTF-16 units, is the one whose first
+    // byte is 0xF0 or more.
+    let valid = |s: &str| {
+        let chars = s.chars().count();
+        (chars, chars + s.bytes().filter(|&b| b >= 0xF0).count())
+    };
+    let (mut columns, mut units) = (0, 0);
     loop {
         match std::str::from_utf8(bytes) {
-            Ok(s) => return n + s.chars().count(),
+            Ok(s) => {
+                let (c, u) = valid(s);
+                return (columns + c, units + u);
+            }
             Err(e) => {
-                let valid = e.valid_up_to();
-                n += std::str::from_utf8(&bytes[..valid]).map_or(0, |s| s.chars().count());
-                let bad = e.error_len().unwrap_or(bytes.len() - valid);
-                n += bad;
-                bytes = &bytes[valid + bad..];
+                let good = e.valid_up_to();
+                let (c, u) = valid(std::str::from_utf8(&bytes[..good]).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(bytes.len() - good);
+                columns += c + bad;
+                units += u + bad;
+                bytes = &bytes[good + bad..];
             }
         }
     }
+}
+
+/// How many columns `bytes` take (see [`count`]).
+#[cfg(test)]
+fn columns(bytes: &[u8]) -> usize {
+    count(bytes).0
 }
 
 #[cfg(test)]
@@ -230,6 +295,38 @@ mod tests {
         // Any order.
         assert_eq!(loc.locate(1), LineColumn { line: 1, column: 2 });
         assert_eq!(loc.locate(100), LineColumn { line: 3, column: 3 });
+    }
+
+    #[test]
+    fn utf16_columns_count_surrogate_pairs_twice() {
+        // `😀` is one character, two UTF-16 units; `é` one of each.
+        let text = "a\u{1f600}b\n\u{e9}\u{1f600}\u{1f600}c".as_bytes();
+        let loc = Locator::new(text);
+        let b = text.iter().position(|&x| x == b'b').unwrap();
+        assert_eq!(loc.locate(b), LineColumn { line: 1, column: 3 });
+        assert_eq!(loc.locate_utf16(b), LineColumn { line: 1, column: 4 });
+        let c = text.len() - 1;
+        assert_eq!(loc.locate(c), LineColumn { line: 2, column: 4 });
+        assert_eq!(loc.locate_utf16(c), LineColumn { line: 2, column: 6 });
+    }
+
+    /// Across blocks, on a long line of characters outside the BMP, the UTF-16 column
+    /// agrees with encoding the line.
+    #[test]
+    fn utf16_columns_agree_with_encode_utf16_across_blocks() {
+        let line: String = ["x", "\u{1f600}", "\u{e9}", "\u{20ac}"]
+            .iter()
+            .cycle()
+            .take(4000)
+            .copied()
+            .collect();
+        let text = format!("{{\n{line}\n}}");
+        let loc = Locator::new(text.as_bytes());
+        for (offset, _) in text.char_indices().step_by(13) {
+            let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let units = text[start..offset].encode_utf16().count();
+            assert_eq!(loc.locate_utf16(offset).column, units + 1, "at {offset}");
+        }
     }
 
     #[test]

@@ -40,18 +40,48 @@ pub struct Report {
 }
 
 /// Runs every validator over `draft` (and `definition`, when given) and returns their
-/// findings sorted by position. Without a definition the checks that need one are skipped
+/// findings sorted by position: the draft's, then the definition's own
+/// ([`validate_definition`]). Without a definition the checks that need one are skipped
 /// and one [`Code::DefinitionNotProvided`] warning says so.
 pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Vec<Finding> {
-    check(draft, definition, false).findings
+    let mut findings = check_draft(draft, definition, false).findings;
+    if let Some(definition) = definition {
+        findings.extend(validate_definition(definition));
+        sort_findings(&mut findings);
+    }
+    findings
 }
 
 /// Like [`validate`], and also returns the compiled expression plan.
 pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Report {
-    check(draft, definition, true)
+    let mut report = check_draft(draft, definition, true);
+    if let Some(definition) = definition {
+        report.findings.extend(validate_definition(definition));
+        sort_findings(&mut report.findings);
+    }
+    report
 }
 
-fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bool) -> Report {
+/// The definition's own findings, which no draft changes: its meta-schema, the JSON Schema
+/// subset of its schemas, and its planner's model slot. Each is marked as being in the
+/// definition.
+pub fn validate_definition(definition: &SpannedDocument) -> Vec<Finding> {
+    let def = Definition::new(definition.root());
+    let mut findings = Vec::new();
+    shape::check_definition(definition, &def, &mut findings);
+    model::planner_slot(&def, &mut findings);
+    sort_findings(&mut findings);
+    findings
+}
+
+/// The draft's findings against `definition` (when given), without the definition's own
+/// ([`validate_definition`]): for a definition checked once and used for many drafts.
+/// With `plan`, also the compiled expression plan.
+pub fn check_draft(
+    draft: &SpannedDocument,
+    definition: Option<&SpannedDocument>,
+    plan: bool,
+) -> Report {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),

@@ -17,7 +17,6 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             model_call(def, step, out);
         }
     });
-    planner_slot(def, out);
 }
 
 /// What a `model.call` asks of its slot.
@@ -171,7 +170,7 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The definition's planner must name one of its own slots.
-fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
+pub(crate) fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
     let Some(node) = def.root.get("planner").and_then(|p| p.get("model")) else {
         return;
     };

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
-use lwir_spec::ir::{COMMON_STEP_FIELDS, LWIR_VERSION, StepKind};
+use lwir_spec::ir::{COMMON_STEP_FIELDS, Definition, LWIR_VERSION, StepKind};
 use lwir_spec::schemas::{LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
@@ -59,6 +59,7 @@ fn workflow_meta() -> &'static MetaSchema {
     meta(WORKFLOW_META_SCHEMA, &CELL)
 }
 
+/// The draft's shape: its meta-schema, the LWIR version, the subset of its output schemas.
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     // Steps whose kind is missing or unknown: their fields cannot be judged, so the
     // meta-schema's complaints about them are noise after the kind finding.
@@ -77,30 +78,35 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             subset::check(schema, step.pointer_to("output"), Origin::Draft, out);
         }
     });
+}
 
-    if let Some((doc, def)) = &cx.definition {
-        against_meta_schema(
-            doc,
-            workflow_meta(),
-            Origin::Definition,
-            &HashSet::new(),
-            out,
-        );
-        for key in ["input", "output"] {
-            if let Some(schema) = def.root.get(key) {
-                subset::check(schema, format!("/{key}"), Origin::Definition, out);
-            }
+/// The definition's own shape: its meta-schema and the JSON Schema subset of its schemas.
+pub(crate) fn check_definition(
+    doc: &SpannedDocument,
+    def: &Definition<'_>,
+    out: &mut Vec<Finding>,
+) {
+    against_meta_schema(
+        doc,
+        workflow_meta(),
+        Origin::Definition,
+        &HashSet::new(),
+        out,
+    );
+    for key in ["input", "output"] {
+        if let Some(schema) = def.root.get(key) {
+            subset::check(schema, format!("/{key}"), Origin::Definition, out);
         }
-        for tool in &def.tools {
-            for key in ["input", "output"] {
-                if let Some(schema) = tool.node.get(key) {
-                    subset::check(
-                        schema,
-                        pointer::join(&tool.pointer, key),
-                        Origin::Definition,
-                        out,
-                    );
-                }
+    }
+    for tool in &def.tools {
+        for key in ["input", "output"] {
+            if let Some(schema) = tool.node.get(key) {
+                subset::check(
+                    schema,
+                    pointer::join(&tool.pointer, key),
+                    Origin::Definition,
+                    out,
+                );
             }
         }
     }

@@ -1,6 +1,6 @@
 //! `lwirc validate`: run every validator and report the findings.
 
-use super::{ColorChoice, Format, print, read_pair};
+use super::{ColorChoice, Format, print, read_pair, read_source};
 use crate::exit;
 use lwirc::pipeline;
 
@@ -10,7 +10,9 @@ use lwirc::pipeline;
 /// capability (tools), model (slots), compat (values flowing into schemas), graph (ids,
 /// cycles, bounds) — and prints every finding with its code, JSON Pointer and exact bytes.
 /// Without `-d`, the checks that need the workflow definition are skipped and a warning
-/// says so.
+/// says so. With `-d` and no draft, the definition itself is validated (its meta-schema,
+/// the JSON Schema subset of its schemas, its planner's model slot): what every draft
+/// compiled against it would otherwise report.
 ///
 /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error or
 /// unreadable file.
@@ -18,13 +20,15 @@ use lwirc::pipeline;
 /// Examples:
 ///   lwirc validate draft.json -d workflow.json
 ///   lwirc validate draft.json -d workflow.json --format json | jq '.findings[].code'
+///   lwirc validate -d workflow.json                      # the definition alone
 ///   planner-cli | lwirc validate - -d workflow.json --format sarif > lwirc.sarif
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The LWIR draft to validate (`-` for standard input).
-    #[arg(value_name = "DRAFT")]
-    draft: String,
+    /// The LWIR draft to validate (`-` for standard input). Without it, `-d` names the
+    /// definition to validate on its own.
+    #[arg(value_name = "DRAFT", required_unless_present = "definition")]
+    draft: Option<String>,
     /// The WorkflowDefinition the draft is compiled against.
     #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
     definition: Option<String>,
@@ -37,8 +41,15 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let (draft, definition) = read_pair(&args.draft, args.definition.as_deref())?;
-    let validation = pipeline::validate(draft, definition);
+    let validation = match (&args.draft, &args.definition) {
+        (Some(draft), definition) => {
+            let (draft, definition) = read_pair(draft, definition.as_deref())?;
+            pipeline::validate(draft, definition)
+        }
+        (None, Some(definition)) => pipeline::validate_definition(read_source(definition)?),
+        // clap requires one of them.
+        (None, None) => anyhow::bail!("give a DRAFT, or `-d WORKFLOW` to validate a definition"),
+    };
     let text = args.format.render(&validation, args.color);
     print(&text)?;
     Ok(if validation.has_errors() {

@@ -194,12 +194,21 @@ struct ResultProperties<'a> {
 /// The SARIF 2.1.0 log of `validation`, pretty-printed.
 pub fn render(validation: &Validation) -> String {
     let mut locators = Locators::new(validation);
-    let sources: Vec<&Source> = std::iter::once(&validation.draft)
-        .chain(validation.definition.as_ref())
-        .collect();
+    let definition = validation.definition.as_ref().map(|d| &d.source);
+    let sources: Vec<&Source> = if validation.has_draft() {
+        std::iter::once(&validation.draft)
+            .chain(definition)
+            .collect()
+    } else {
+        definition.into_iter().collect()
+    };
     let uris: Vec<String> = sources.iter().map(|s| uri_reference(&s.name)).collect();
     let artifact = |origin: Origin| {
-        let index = usize::from(origin == Origin::Definition && validation.definition.is_some());
+        let index = usize::from(
+            origin == Origin::Definition
+                && validation.definition.is_some()
+                && validation.has_draft(),
+        );
         ArtifactLocation {
             uri: &uris[index],
             index,
@@ -274,7 +283,7 @@ pub fn render(validation: &Validation) -> String {
                 index,
             },
             length: validation
-                .bytes(if index == 0 {
+                .bytes(if index == 0 && validation.has_draft() {
                     Origin::Draft
                 } else {
                     Origin::Definition
