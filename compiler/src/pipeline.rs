@@ -114,6 +114,7 @@ impl Validation {
         match origin {
             Origin::Draft => self.draft_document.as_ref(),
             Origin::Definition => self.definition.as_deref().and_then(Definition::document),
+            Origin::Planner => None,
         }
     }
 

@@ -127,6 +127,34 @@ impl Code {
         out
     }
 
+    /// The help a finding of this code carries when its reporter knows nothing more
+    /// specific: what to do about a planner that failed, say. `None` for codes whose help
+    /// depends on the place (a suggestion, a type).
+    pub const fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Code::PlannerNotStarted => "check the --planner command; it is run without a shell",
+            Code::PlannerFailed => {
+                "see the planner's standard error below; a planner that cannot help should \
+                 answer attention instead of failing"
+            }
+            Code::PlannerTimedOut => "raise --planner-timeout, or make the planner answer sooner",
+            Code::PlannerAnswerTooLarge => "print only the answer object on standard output",
+            Code::PlannerAnswerNotJson | Code::PlannerAnswerInvalid => {
+                "print exactly one answer object: {\"kind\":\"draft\",\"lwir\":{…}} or \
+                 {\"kind\":\"attention\",\"rationale\":\"…\"}"
+            }
+            Code::PlannerNeedsAttention => {
+                "the planner will not propose a draft; read its rationale, change the \
+                 definition or the goal, and compile again"
+            }
+            Code::RepairCycle => {
+                "look at the findings with these codes: the fixes or proposals for them undo \
+                 each other"
+            }
+            _ => return None,
+        })
+    }
+
     /// The first sentence of its documentation.
     pub fn summary(self) -> &'static str {
         self.raw_docs()

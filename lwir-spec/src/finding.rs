@@ -32,6 +32,18 @@ pub enum Origin {
     Draft,
     /// The WorkflowDefinition it is validated against.
     Definition,
+    /// No file: a planner call or the repair loop itself (codes LW801–LW808), with its
+    /// [`PlannerContext`].
+    Planner,
+}
+
+/// What a finding about the planner carries instead of a place in a file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlannerContext {
+    /// The planner call it is about (1 for the first), if any.
+    pub call: Option<u32>,
+    /// The end of what the planner wrote on standard error, when it wrote anything.
+    pub stderr_tail: String,
 }
 
 /// Whether a fix may be applied without a person or planner looking at it.
@@ -148,6 +160,8 @@ pub struct Finding {
     pub related: Vec<Related>,
     /// An edit that resolves it, when one is known.
     pub fix: Option<Fix>,
+    /// For a finding about the planner ([`Origin::Planner`]): the call and what it wrote.
+    pub planner: Option<PlannerContext>,
 }
 
 impl Finding {
@@ -168,6 +182,22 @@ impl Finding {
             help: None,
             related: Vec::new(),
             fix: None,
+            planner: None,
+        }
+    }
+
+    /// A finding about the planner (a failed call, an `attention`, a repair cycle): no
+    /// place in a file, the code's severity and its help from the code table
+    /// ([`Code::help`]).
+    pub fn planner(code: Code, message: impl Into<String>, call: Option<u32>) -> Self {
+        Self {
+            origin: Origin::Planner,
+            help: code.help().map(str::to_owned),
+            planner: Some(PlannerContext {
+                call,
+                stderr_tail: String::new(),
+            }),
+            ..Self::new(code, "", Span::default(), message)
         }
     }
 

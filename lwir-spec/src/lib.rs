@@ -20,5 +20,5 @@ pub mod types;
 
 pub use codes::Code;
 pub use document::{Node, SpannedDocument, Value};
-pub use finding::{Applicability, Finding, Fix, Origin, PatchOp, Severity};
+pub use finding::{Applicability, Finding, Fix, Origin, PatchOp, PlannerContext, Severity};
 pub use span::Span;

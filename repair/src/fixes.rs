@@ -134,7 +134,8 @@ impl Seen {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AppliedFix {
     /// The finding's code.
-    pub code: &'static str,
+    #[serde(serialize_with = "code_str")]
+    pub code: Code,
     /// The finding's pointer.
     pub pointer: String,
     /// The finding's message.
@@ -151,11 +152,17 @@ pub struct AppliedFix {
     pub untried: bool,
 }
 
+/// A code as it is written: `LW301`.
+fn code_str<S: serde::Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(code.as_str())
+}
+
 /// An error a fix added (by code and pointer), which made it be rolled back.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AddedError {
     /// The new error's code.
-    pub code: &'static str,
+    #[serde(serialize_with = "code_str")]
+    pub code: Code,
     /// Its pointer.
     pub pointer: String,
 }
@@ -248,7 +255,7 @@ pub fn apply_safe_fixes(
             outcome.stop = FixStop::NoFixes;
             return outcome;
         };
-        seen.leave_with(applied.iter().filter_map(|f| Code::parse(f.code)));
+        seen.leave_with(applied.iter().map(|f| f.code));
         let pass = Pass {
             applied,
             rolled_back,
@@ -456,7 +463,7 @@ fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
         .iter()
         .filter(|f| f.is_error() && !old.contains(&(f.code, f.pointer.as_str())))
         .map(|f| AddedError {
-            code: f.code.as_str(),
+            code: f.code,
             pointer: f.pointer.clone(),
         })
         .collect()
@@ -482,7 +489,7 @@ fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
         }
         taken.extend(paths);
         out.push(AppliedFix {
-            code: f.code.as_str(),
+            code: f.code,
             pointer: f.pointer.clone(),
             message: f.message.clone(),
             patch: fix.patch.clone(),

@@ -33,17 +33,70 @@ impl Response {
     }
 }
 
+/// How a planner call failed to give an answer: one kind per code, LW801–LW806.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The planner could not be started (LW801).
+    NotStarted,
+    /// It exited non-zero, was killed, or its output could not be read (LW802).
+    Failed,
+    /// It did not answer in time (LW803).
+    TimedOut,
+    /// Its answer was larger than the limit (LW804).
+    TooLarge,
+    /// Its answer was not JSON (LW805).
+    NotJson,
+    /// Its answer was JSON but not an answer (LW806).
+    Invalid,
+}
+
+impl FailureKind {
+    /// Every kind.
+    pub const ALL: [FailureKind; 6] = [
+        FailureKind::NotStarted,
+        FailureKind::Failed,
+        FailureKind::TimedOut,
+        FailureKind::TooLarge,
+        FailureKind::NotJson,
+        FailureKind::Invalid,
+    ];
+
+    /// Its finding code.
+    pub const fn code(self) -> Code {
+        match self {
+            FailureKind::NotStarted => Code::PlannerNotStarted,
+            FailureKind::Failed => Code::PlannerFailed,
+            FailureKind::TimedOut => Code::PlannerTimedOut,
+            FailureKind::TooLarge => Code::PlannerAnswerTooLarge,
+            FailureKind::NotJson => Code::PlannerAnswerNotJson,
+            FailureKind::Invalid => Code::PlannerAnswerInvalid,
+        }
+    }
+
+    /// The kind whose code is `code`, if one is (a session log names it by code).
+    pub fn of_code(code: Code) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
 /// A planner call that gave no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannerFailure {
-    /// LW801–LW806.
-    pub code: Code,
+    /// How it failed.
+    pub kind: FailureKind,
     /// What happened, for people.
     pub message: String,
     /// The end of what the planner wrote to standard error.
     pub stderr_tail: String,
     /// How long the call took.
     pub elapsed: Duration,
+}
+
+impl PlannerFailure {
+    /// Its finding code (LW801–LW806).
+    pub fn code(&self) -> Code {
+        self.kind.code()
+    }
 }
 
 /// Something that answers planner requests.
@@ -72,29 +125,28 @@ impl Planner for ProcessPlanner {
         let env = request.env();
         let env: Vec<(&str, String)> = env.into_iter().collect();
         let output = process::run(&self.command, bytes, &env, &self.limits).map_err(|e| {
-            let (code, message) = match &e {
-                RunFailure::NotStarted { .. } => (Code::PlannerNotStarted, e.to_string()),
-                RunFailure::Exited { .. } => (Code::PlannerFailed, e.to_string()),
-                RunFailure::TimedOut { .. } => (Code::PlannerTimedOut, e.to_string()),
-                RunFailure::TooLarge { .. } => (Code::PlannerAnswerTooLarge, e.to_string()),
-                RunFailure::Io { .. } => (Code::PlannerFailed, e.to_string()),
+            let kind = match &e {
+                RunFailure::NotStarted { .. } => FailureKind::NotStarted,
+                RunFailure::Exited { .. } | RunFailure::Io { .. } => FailureKind::Failed,
+                RunFailure::TimedOut { .. } => FailureKind::TimedOut,
+                RunFailure::TooLarge { .. } => FailureKind::TooLarge,
             };
             PlannerFailure {
-                code,
-                message,
+                kind,
+                message: e.to_string(),
                 stderr_tail: e.stderr_tail().to_owned(),
                 elapsed: started.elapsed(),
             }
         })?;
-        let failure = |code, message| PlannerFailure {
-            code,
+        let failure = |kind, message| PlannerFailure {
+            kind,
             message,
             stderr_tail: output.stderr_tail.clone(),
             elapsed: output.elapsed,
         };
         let stdout = String::from_utf8(output.stdout.clone()).map_err(|e| {
             failure(
-                Code::PlannerAnswerNotJson,
+                FailureKind::NotJson,
                 format!(
                     "the planner's answer is not UTF-8 (invalid byte at offset {})",
                     e.utf8_error().valid_up_to()
@@ -102,11 +154,38 @@ impl Planner for ProcessPlanner {
             )
         })?;
         let answer =
-            protocol::parse_answer(stdout.as_bytes()).map_err(|e| failure(e.code, e.message))?;
+            protocol::parse_answer(stdout.as_bytes()).map_err(|e| failure(e.kind, e.message))?;
         Ok(Response {
             answer,
             stdout,
             elapsed: output.elapsed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lwir_spec::codes::Validator;
+
+    use super::*;
+
+    /// Every planner code is a failure kind, an `attention` or a repair cycle: a new code
+    /// cannot be counted as some other kind of failure without a decision here.
+    #[test]
+    fn every_planner_code_has_its_own_kind() {
+        for kind in FailureKind::ALL {
+            assert_eq!(FailureKind::of_code(kind.code()), Some(kind));
+        }
+        for &code in Code::ALL {
+            if code.validator() != Validator::Planner {
+                continue;
+            }
+            let other = matches!(code, Code::PlannerNeedsAttention | Code::RepairCycle);
+            assert!(
+                FailureKind::of_code(code).is_some() != other,
+                "{code} is neither a failure kind nor attention or a cycle"
+            );
+            assert!(code.help().is_some(), "{code} has no help in the code table");
+        }
     }
 }

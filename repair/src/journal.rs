@@ -170,7 +170,7 @@ impl<'a> Journal<'a> {
                 "harness.tool_call.failed",
                 json!({
                     "call": request.call(),
-                    "code": failure.code.as_str(),
+                    "code": failure.code().as_str(),
                     "message": failure.message,
                     "stderr_tail": failure.stderr_tail,
                     "elapsed_ms": millis(failure.elapsed),
@@ -226,11 +226,12 @@ fn replayed_outcome(
             }))
         }
         "harness.tool_call.failed" => {
-            let code = text("code")
+            let kind = text("code")
                 .and_then(|c| lwir_spec::Code::parse(&c))
-                .ok_or_else(|| diverged("no known `code`"))?;
+                .and_then(crate::harness::FailureKind::of_code)
+                .ok_or_else(|| diverged("no known planner failure `code`"))?;
             Ok(Err(PlannerFailure {
-                code,
+                kind,
                 message: text("message").unwrap_or_default(),
                 stderr_tail: text("stderr_tail").unwrap_or_default(),
                 elapsed,

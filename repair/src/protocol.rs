@@ -8,9 +8,10 @@
 //! surrogates is never silently half-understood, and the draft inside an answer keeps its
 //! exact bytes: findings on it point into what the planner wrote.
 
-use lwir_spec::Code;
 use lwir_spec::document::{self, Value};
 use serde::Serialize;
+
+use crate::harness::FailureKind;
 
 /// The protocol name every request carries.
 pub const PROTOCOL: &str = "lwir-planner/1";
@@ -122,8 +123,8 @@ pub enum Answer {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct AnswerError {
-    /// [`Code::PlannerAnswerNotJson`] or [`Code::PlannerAnswerInvalid`].
-    pub code: Code,
+    /// [`FailureKind::NotJson`] or [`FailureKind::Invalid`].
+    pub kind: FailureKind,
     /// What is wrong, naming the place.
     pub message: String,
 }
@@ -131,7 +132,7 @@ pub struct AnswerError {
 impl AnswerError {
     fn invalid(message: impl Into<String>) -> Self {
         Self {
-            code: Code::PlannerAnswerInvalid,
+            kind: FailureKind::Invalid,
             message: message.into(),
         }
     }
@@ -160,7 +161,7 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
             _ => "the planner printed nothing on standard output".to_owned(),
         };
         return Err(AnswerError {
-            code: Code::PlannerAnswerNotJson,
+            kind: FailureKind::NotJson,
             message: format!("the planner's answer is not JSON: {why}"),
         });
     };
@@ -298,7 +299,7 @@ mod tests {
             Ok(Answer::Draft { .. })
         ));
         let e = invalid(r#"{"kind":"draft","kind":"attention","lwir":{}}"#);
-        assert_eq!(e.code, Code::PlannerAnswerInvalid);
+        assert_eq!(e.kind, FailureKind::Invalid);
         assert!(e.message.contains("ambiguous"), "{e}");
     }
 
@@ -316,10 +317,10 @@ mod tests {
     #[test]
     fn garbage_is_not_json_and_says_where() {
         let e = invalid("Sure! Here is the plan:\n{\"kind\":\"draft\"}");
-        assert_eq!(e.code, Code::PlannerAnswerNotJson);
+        assert_eq!(e.kind, FailureKind::NotJson);
         assert!(e.message.contains("line 1, byte 0"), "{e}");
         let e = invalid("  \n");
-        assert_eq!(e.code, Code::PlannerAnswerNotJson);
+        assert_eq!(e.kind, FailureKind::NotJson);
         assert!(e.message.contains("printed nothing"), "{e}");
     }
 
@@ -343,7 +344,7 @@ mod tests {
             ),
         ] {
             let e = invalid(out);
-            assert_eq!(e.code, Code::PlannerAnswerInvalid, "{out}");
+            assert_eq!(e.kind, FailureKind::Invalid, "{out}");
             assert!(e.message.contains(needle), "{out}: {e}");
         }
     }

@@ -15,12 +15,12 @@
 //! [`Report`] that attributes the stop: the planner gave no proposal, or its proposals kept
 //! failing validation — with the counts of each.
 
-use lwir_spec::Code;
+use lwir_spec::{Code, Finding};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::fixes::{self, AppliedFix, Check, Checked, FixStop, Seen};
-use crate::harness::{Planner, PlannerFailure};
+use crate::harness::{FailureKind, Planner};
 use crate::journal::{Journal, JournalError};
 use crate::protocol::{Answer, PROTOCOL, Request};
 
@@ -120,15 +120,15 @@ pub struct NoProposal {
 }
 
 impl NoProposal {
-    fn count(&mut self, code: Code) {
-        let slot = match code {
-            Code::PlannerNotStarted => &mut self.not_started,
-            Code::PlannerTimedOut => &mut self.timed_out,
-            Code::PlannerAnswerTooLarge => &mut self.too_large,
-            Code::PlannerAnswerNotJson => &mut self.not_json,
-            Code::PlannerAnswerInvalid => &mut self.invalid,
-            Code::PlannerNeedsAttention => &mut self.attention,
-            _ => &mut self.crashed,
+    /// Counts a failed call: every kind has its own count.
+    fn count(&mut self, kind: FailureKind) {
+        let slot = match kind {
+            FailureKind::NotStarted => &mut self.not_started,
+            FailureKind::Failed => &mut self.crashed,
+            FailureKind::TimedOut => &mut self.timed_out,
+            FailureKind::TooLarge => &mut self.too_large,
+            FailureKind::NotJson => &mut self.not_json,
+            FailureKind::Invalid => &mut self.invalid,
         };
         *slot += 1;
     }
@@ -145,59 +145,35 @@ impl NoProposal {
     }
 }
 
-/// A problem with the planner (a call that failed, an `attention`, a cycle), as a finding
-/// without a place in the draft.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PlannerFinding {
-    /// LW801–LW808.
-    pub code: &'static str,
-    /// Always `error`.
-    pub severity: &'static str,
-    /// What happened.
-    pub message: String,
-    /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
-    /// The planner call it is about, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call: Option<u32>,
-    /// The end of the planner's standard error, when it wrote any.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub stderr_tail: String,
-}
-
-impl PlannerFinding {
-    fn new(code: Code, message: impl Into<String>, call: Option<u32>) -> Self {
-        Self {
-            code: code.as_str(),
-            severity: "error",
-            message: message.into(),
-            help: None,
-            call,
-            stderr_tail: String::new(),
-        }
+/// The planner findings of a report as the report shows them: code, severity, message,
+/// help, the call, the end of the planner's standard error.
+fn planner_findings_json<S: serde::Serializer>(
+    findings: &[Finding],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct View<'a> {
+        code: &'static str,
+        severity: &'static str,
+        message: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        help: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call: Option<u32>,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        stderr_tail: &'a str,
     }
-
-    fn of_failure(failure: &PlannerFailure, call: u32) -> Self {
-        let help = match failure.code {
-            Code::PlannerNotStarted => "check the --planner command; it is run without a shell",
-            Code::PlannerTimedOut => "raise --planner-timeout, or make the planner answer sooner",
-            Code::PlannerAnswerTooLarge => "print only the answer object on standard output",
-            Code::PlannerAnswerNotJson | Code::PlannerAnswerInvalid => {
-                "print exactly one answer object: {\"kind\":\"draft\",\"lwir\":{…}} or \
-                 {\"kind\":\"attention\",\"rationale\":\"…\"}"
-            }
-            _ => {
-                "see the planner's standard error below; a planner that cannot help should \
-                  answer attention instead of failing"
-            }
-        };
-        Self {
-            help: Some(help.to_owned()),
-            stderr_tail: failure.stderr_tail.clone(),
-            ..Self::new(failure.code, failure.message.clone(), Some(call))
+    serializer.collect_seq(findings.iter().map(|f| {
+        let planner = f.planner.as_ref();
+        View {
+            code: f.code.as_str(),
+            severity: f.severity.as_str(),
+            message: &f.message,
+            help: f.help.as_deref(),
+            call: planner.and_then(|p| p.call),
+            stderr_tail: planner.map_or("", |p| p.stderr_tail.as_str()),
         }
-    }
+    }))
 }
 
 /// How a session went: the attribution report.
@@ -234,8 +210,9 @@ pub struct Report {
     /// Codes involved in a repeated state.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cycle_codes: Vec<&'static str>,
-    /// Problems with the planner, in order.
-    pub planner_findings: Vec<PlannerFinding>,
+    /// Problems with the planner (origin [`lwir_spec::Origin::Planner`]), in order.
+    #[serde(serialize_with = "planner_findings_json")]
+    pub planner_findings: Vec<Finding>,
     /// Errors in the last draft.
     pub errors: usize,
     /// Warnings in the last draft.
@@ -508,28 +485,24 @@ impl Loop<'_, '_> {
                     Ok(Asked::Draft(lwir))
                 }
                 Answer::Attention { rationale } => {
-                    self.report.no_proposal.count(Code::PlannerNeedsAttention);
+                    self.report.no_proposal.attention += 1;
                     self.last_turn = Some(Turn::NoProposal);
-                    let mut finding = PlannerFinding::new(
+                    self.report.planner_findings.push(Finding::planner(
                         Code::PlannerNeedsAttention,
                         format!("the planner asked for attention: {rationale}"),
                         Some(call),
-                    );
-                    finding.help = Some(
-                        "the planner will not propose a draft; read its rationale, change the \
-                         definition or the goal, and compile again"
-                            .to_owned(),
-                    );
-                    self.report.planner_findings.push(finding);
+                    ));
                     Ok(Asked::Attention)
                 }
             },
             Err(failure) => {
-                self.report.no_proposal.count(failure.code);
+                self.report.no_proposal.count(failure.kind);
                 self.last_turn = Some(Turn::NoProposal);
-                self.report
-                    .planner_findings
-                    .push(PlannerFinding::of_failure(&failure, call));
+                let mut finding = Finding::planner(failure.code(), failure.message, Some(call));
+                if let Some(planner) = &mut finding.planner {
+                    planner.stderr_tail = failure.stderr_tail;
+                }
+                self.report.planner_findings.push(finding);
                 Ok(Asked::Failed)
             }
         }
@@ -569,7 +542,7 @@ impl Loop<'_, '_> {
     ) -> Result<Outcome, JournalError> {
         self.report.cycle_codes = codes.iter().map(|c| c.as_str()).collect();
         let names: Vec<&str> = self.report.cycle_codes.clone();
-        let mut finding = PlannerFinding::new(
+        self.report.planner_findings.push(Finding::planner(
             Code::RepairCycle,
             format!(
                 "the repair went in a circle: the draft came back to an earlier state (codes \
@@ -577,13 +550,7 @@ impl Loop<'_, '_> {
                 names.join(", ")
             ),
             None,
-        );
-        finding.help = Some(
-            "look at the findings with these codes: the fixes or proposals for them undo each \
-             other"
-                .to_owned(),
-        );
-        self.report.planner_findings.push(finding);
+        ));
         self.stop(StoppedBy::Cycle, Some(draft), Some(checked))
     }
 

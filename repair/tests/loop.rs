@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use lwir_repair::events::Event;
 use lwir_repair::fixes::{self, Check, Checked, FixOutcome, FixStop, Seen};
-use lwir_repair::harness::{Planner, PlannerFailure, Response};
+use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Response};
 use lwir_repair::journal::Journal;
 use lwir_repair::protocol::{Request, parse_answer};
 use lwir_repair::session::{self, Bounds, Cause, Context, Outcome, Start, StoppedBy};
@@ -303,7 +303,7 @@ fn attention(rationale: &str) -> Turn {
 /// A call that failed with `code`.
 fn failure(code: Code) -> Turn {
     Err(PlannerFailure {
-        code,
+        kind: FailureKind::of_code(code).expect("a planner failure code"),
         message: format!("scripted failure {code}"),
         stderr_tail: "boom".into(),
         elapsed: Duration::from_millis(5),
@@ -363,7 +363,10 @@ fn disjoint_fixes_are_applied_together_in_one_pass() {
     let pass = &outcome.passes[0];
     assert_eq!(pointers(&pass.applied), ["/a", "/c"]);
     assert_eq!(
-        pass.applied.iter().map(|f| f.code).collect::<Vec<_>>(),
+        pass.applied
+            .iter()
+            .map(|f| f.code.as_str())
+            .collect::<Vec<_>>(),
         ["LW301", "LW303"]
     );
     assert_eq!(
@@ -435,7 +438,7 @@ fn a_fix_that_adds_an_error_is_rolled_back_and_the_others_in_its_pass_are_kept()
     let pass = &outcome.passes[0];
     assert_eq!(pointers(&pass.applied), ["/a"]);
     assert_eq!(pointers(&pass.rolled_back), ["/d"]);
-    assert_eq!(pass.rolled_back[0].code, "LW304");
+    assert_eq!(pass.rolled_back[0].code.as_str(), "LW304");
     assert_eq!((pass.errors_before, pass.errors_after), (2, 1));
     assert_eq!(parsed(&outcome.draft), json!({ "a": "right", "d": "trap" }));
     assert_eq!(outcome.checked.error_codes(), [Code::ToolArgumentMismatch]);
@@ -581,8 +584,11 @@ fn plan_calls_are_retried_after_a_failure_and_are_not_repair_attempts() {
     assert_eq!(report.proposals_failed, 0);
     assert_eq!(report.attempts_used, 0);
     assert_eq!(report.planner_findings.len(), 1);
-    assert_eq!(report.planner_findings[0].code, "LW802");
-    assert_eq!(report.planner_findings[0].call, Some(1));
+    assert_eq!(report.planner_findings[0].code.as_str(), "LW802");
+    assert_eq!(
+        report.planner_findings[0].planner.as_ref().unwrap().call,
+        Some(1)
+    );
     assert_eq!(report.version.as_deref(), Some(r#"{"a":"ok"}"#));
     let requests = planner.requests_json();
     assert_eq!(
@@ -726,8 +732,8 @@ fn a_proposal_that_returns_to_an_earlier_state_stops_as_a_cycle() {
     // Left A with LW103, B with LW101 and LW103, and back in A with LW103.
     assert_eq!(report.cycle_codes, ["LW101", "LW103"]);
     let last = report.planner_findings.last().expect("a cycle finding");
-    assert_eq!(last.code, "LW808");
-    assert_eq!(last.call, None);
+    assert_eq!(last.code.as_str(), "LW808");
+    assert_eq!(last.planner.as_ref().unwrap().call, None);
     assert!(last.message.contains("LW101, LW103"), "{}", last.message);
     assert!(report.reason().contains("circle"), "{}", report.reason());
     assert_eq!(last_draft(&outcome), start);
@@ -745,7 +751,7 @@ fn attention_on_the_first_repair_stops_the_loop_with_budget_left() {
     assert_eq!(report.attempts_used, 1);
     assert_eq!(report.no_proposal.attention, 1);
     assert_eq!(report.planner_findings.len(), 1);
-    assert_eq!(report.planner_findings[0].code, "LW807");
+    assert_eq!(report.planner_findings[0].code.as_str(), "LW807");
     assert!(
         report.planner_findings[0]
             .message

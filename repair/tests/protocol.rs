@@ -318,7 +318,7 @@ fn parse_answer_and_the_answer_schema_agree() {
         let e = parse_answer(out.as_bytes())
             .err()
             .unwrap_or_else(|| panic!("{out}: accepted by parse_answer"));
-        assert_eq!(e.code, Code::PlannerAnswerInvalid, "{out}: {e}");
+        assert_eq!(e.kind.code(), Code::PlannerAnswerInvalid, "{out}: {e}");
         let v: Value = serde_json::from_str(out).unwrap();
         assert!(!answer.is_valid(&v), "{out}: valid against the schema");
     }
@@ -334,7 +334,7 @@ fn what_the_schema_cannot_see_is_left_to_the_strict_reader() {
         "{\"kind\":",
     ] {
         let e = parse_answer(out.as_bytes()).unwrap_err();
-        assert_eq!(e.code, Code::PlannerAnswerNotJson, "{out:?}: {e}");
+        assert_eq!(e.kind.code(), Code::PlannerAnswerNotJson, "{out:?}: {e}");
     }
     // Strict I-JSON problems outside `lwir` make an answer ambiguous (LW806), although
     // serde_json, and so the schema, would take it.
@@ -344,7 +344,7 @@ fn what_the_schema_cannot_see_is_left_to_the_strict_reader() {
         r#"{"kind":"attention","rationale":"\ud800"}"#,
     ] {
         let e = parse_answer(out.as_bytes()).unwrap_err();
-        assert_eq!(e.code, Code::PlannerAnswerInvalid, "{out}: {e}");
+        assert_eq!(e.kind.code(), Code::PlannerAnswerInvalid, "{out}: {e}");
         assert!(e.message.contains("ambiguous"), "{out}: {e}");
     }
 }
@@ -365,7 +365,7 @@ fn the_recorded_answers_of_the_example_are_answers() {
         }
         let bytes = std::fs::read(&path).unwrap();
         if let Err(e) = parse_answer(&bytes) {
-            panic!("{}: {} {e}", path.display(), e.code.as_str());
+            panic!("{}: {} {e}", path.display(), e.kind.code().as_str());
         }
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(

@@ -490,7 +490,7 @@ fn identifier_kind(at: &str, origin: Origin) -> &'static str {
         Origin::Definition => "workflow name",
         Origin::Draft if at.ends_with("/id") => "step id",
         Origin::Draft if at.contains("/after/") => "step id",
-        Origin::Draft => "variable name",
+        Origin::Draft | Origin::Planner => "variable name",
     }
 }
 

@@ -29,7 +29,7 @@ impl Walker<'_, '_> {
     fn push(&mut self, finding: Finding) {
         self.out.push(match self.origin {
             Origin::Definition => finding.in_definition(),
-            Origin::Draft => finding,
+            Origin::Draft | Origin::Planner => finding,
         });
     }
 

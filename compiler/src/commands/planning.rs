@@ -337,7 +337,9 @@ pub(crate) fn report(
                     eprintln!("safe fix rolled back: {}", rollback_text(&fix));
                 }
                 for f in &report.planner_findings {
-                    let call = f.call.map(|c| format!(" (call {c})")).unwrap_or_default();
+                    let call = (f.planner.as_ref().and_then(|p| p.call))
+                        .map(|c| format!(" (call {c})"))
+                        .unwrap_or_default();
                     eprintln!("error[{}]{call}: {}", f.code, sanitize(&f.message));
                     if let Some(help) = &f.help {
                         eprintln!("  help: {}", sanitize(help));
