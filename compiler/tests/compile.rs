@@ -555,3 +555,32 @@ fn an_unusable_registry_or_session_directory_fails_before_any_planner_call() {
     assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
     assert!(!s.path().join("called").exists(), "the planner was called");
 }
+
+/// A log written by an earlier lwirc (`tests/data/session-in-flight`, killed with its
+/// second planner call in flight) still resumes: the same event names and fields, replayed
+/// one for one, and only the call in flight is made again.
+#[test]
+fn a_log_written_by_an_earlier_lwirc_still_resumes() {
+    let s = example_setup();
+    let session = s.session("old");
+    std::fs::create_dir_all(&session).unwrap();
+    let old = root().join("compiler/tests/data/session-in-flight/events.jsonl");
+    std::fs::copy(&old, session.join("events.jsonl")).unwrap();
+    let out = s.compile(&session, &["--resume"]).output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out), format!("{CLEAN_VERSION}\n"));
+    let log = events(&session);
+    let recorded = std::fs::read_to_string(&old).unwrap();
+    // The old lines are kept as they were; the resumed run appends after them.
+    let text = std::fs::read_to_string(session.join("events.jsonl")).unwrap();
+    assert!(text.starts_with(&recorded));
+    assert_eq!(
+        kinds(&log)[7..],
+        [
+            "harness.model.responded",
+            "validation.completed",
+            "workflow.registered"
+        ]
+    );
+    assert_eq!(log[7]["seq"], 8);
+}
