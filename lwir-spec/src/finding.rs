@@ -1,6 +1,6 @@
 //! Findings: what every validator reports. They are data; rendering happens at the edge.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::codes::Code;
 use crate::span::Span;
@@ -47,7 +47,7 @@ pub struct PlannerContext {
 }
 
 /// Whether a fix may be applied without a person or planner looking at it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
     /// Certain to express what the draft meant; the repair loop applies it unattended.
@@ -67,7 +67,7 @@ impl Applicability {
 }
 
 /// One RFC 6902 JSON Patch operation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum PatchOp {
     /// Add `value` at `path`.

@@ -15,6 +15,14 @@
 //! checks that the file still ends where its last append left it, so that a line is never
 //! written after lines it has not seen.
 
+mod typed;
+
+pub(crate) use typed::code;
+pub use typed::{
+    CallFailed, LoggedFinding, ModelCalled, ModelResponded, RepairApplied, SessionEvent,
+    SessionFailed, ValidationCompleted, WorkflowRegistered,
+};
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use lwir_spec::{Applicability, Code, Finding, PatchOp};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A hard cap on fix passes per round (each pass validates the draft at least once).
 pub const MAX_FIX_PASSES: u32 = 16;
@@ -131,10 +131,10 @@ impl Seen {
 }
 
 /// One fix as applied (or rolled back).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AppliedFix {
     /// The finding's code.
-    #[serde(serialize_with = "code_str")]
+    #[serde(with = "crate::events::code")]
     pub code: Code,
     /// The finding's pointer.
     pub pointer: String,
@@ -144,24 +144,19 @@ pub struct AppliedFix {
     pub patch: Vec<PatchOp>,
     /// For a fix rolled back because the draft had new errors after it: those errors. Empty
     /// for a fix kept, and for one whose patch no longer applied.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added_errors: Vec<AddedError>,
     /// For a fix rolled back untried: its pass had spent its one-by-one validations on
     /// others. Its finding stays: a later pass, or the planner, takes it up.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untried: bool,
 }
 
-/// A code as it is written: `LW301`.
-fn code_str<S: serde::Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(code.as_str())
-}
-
 /// An error a fix added (by code and pointer), which made it be rolled back.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AddedError {
     /// The new error's code.
-    #[serde(serialize_with = "code_str")]
+    #[serde(with = "crate::events::code")]
     pub code: Code,
     /// Its pointer.
     pub pointer: String,

@@ -185,7 +185,10 @@ mod tests {
                 FailureKind::of_code(code).is_some() != other,
                 "{code} is neither a failure kind nor attention or a cycle"
             );
-            assert!(code.help().is_some(), "{code} has no help in the code table");
+            assert!(
+                code.help().is_some(),
+                "{code} has no help in the code table"
+            );
         }
     }
 }

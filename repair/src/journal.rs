@@ -10,16 +10,20 @@
 //! `harness.model.called` is the last committed event) is made for real. Once past the
 //! committed events the journal appends as a fresh session does.
 //!
-//! A replayed event that differs from the committed one means the log does not describe this
-//! session (edited, or written by another lwirc): that is an error, never skipped.
+//! Events are typed ([`SessionEvent`]); the committed ones are read back into the same types
+//! and compared as such. A replayed event that differs from the committed one (or a
+//! committed one that is not a session event) means the log does not describe this session
+//! (edited, or written by another lwirc): that is an error, never skipped.
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::events::{Event, EventLog, LogError};
-use crate::harness::{Planner, PlannerFailure, Response};
+use crate::events::{
+    CallFailed, Event, EventLog, LogError, ModelCalled, ModelResponded, SessionEvent,
+};
+use crate::harness::{FailureKind, Planner, PlannerFailure, Response};
 use crate::protocol::{self, Request};
 
 /// Why a session cannot go on recording.
@@ -43,8 +47,9 @@ pub enum JournalError {
     },
 }
 
-/// Who sees each event (the command line prints progress from them).
-pub type Observer<'a> = dyn FnMut(&Event, bool) + 'a;
+/// Who sees each event (the command line prints progress from them), and whether it was
+/// replayed from the log.
+pub type Observer<'a> = dyn FnMut(&SessionEvent, bool) + 'a;
 
 /// Where a session's events go. See the module documentation.
 pub struct Journal<'a> {
@@ -89,7 +94,7 @@ impl<'a> Journal<'a> {
 
     /// Calls `observer` with every event recorded or replayed from now on (the flag says
     /// whether it was replayed from the log).
-    pub fn observe(&mut self, observer: impl FnMut(&Event, bool) + 'a) {
+    pub fn observe(&mut self, observer: impl FnMut(&SessionEvent, bool) + 'a) {
         self.observer = Some(Box::new(observer));
     }
 
@@ -99,32 +104,33 @@ impl<'a> Journal<'a> {
         &self.memory
     }
 
-    /// Records `event` with `data`: compared with the committed event while replaying,
-    /// appended (and fsynced) otherwise.
-    pub fn record(&mut self, event: &str, data: Value) -> Result<(), JournalError> {
+    /// Records `event`: compared with the committed event while replaying, appended (and
+    /// fsynced) otherwise.
+    pub fn record(&mut self, event: SessionEvent) -> Result<(), JournalError> {
         if let Some(committed) = self.recorded.get(self.cursor) {
-            if committed.event != event || committed.data != data {
+            let same = SessionEvent::parse(committed).is_ok_and(|c| c == event);
+            if !same {
                 return Err(JournalError::Diverged {
                     seq: committed.seq,
                     recorded: compact(&committed.event, &committed.data),
-                    replayed: compact(event, &data),
+                    replayed: compact(event.name(), &event.data()),
                 });
             }
             self.cursor += 1;
-            let committed = committed.clone();
-            self.notify(&committed, true);
+            self.notify(&event, true);
             return Ok(());
         }
+        let (name, data) = (event.name(), event.data());
         let written = match &mut self.log {
-            Some(log) => log.append(event, data)?,
+            Some(log) => log.append(name, data)?,
             None => Event {
                 seq: self.memory.len() as u64 + 1,
                 time: lwir_spec::time::rfc3339_millis(std::time::SystemTime::now()),
-                event: event.to_owned(),
+                event: name.to_owned(),
                 data,
             },
         };
-        self.notify(&written, false);
+        self.notify(&event, false);
         self.memory.push(written);
         Ok(())
     }
@@ -138,107 +144,81 @@ impl<'a> Journal<'a> {
         planner: &mut dyn Planner,
     ) -> Result<Result<Response, PlannerFailure>, JournalError> {
         let bytes = request.to_bytes();
-        let mut called = json!({
-            "call": request.call(),
-            "kind": request.kind(),
-            "request_sha256": hex(&Sha256::digest(&bytes)),
-            "request_bytes": bytes.len(),
-        });
-        if let Some(attempt) = request.attempt() {
-            called["attempt"] = json!(attempt);
-        }
-        self.record("harness.model.called", called)?;
+        self.record(SessionEvent::ModelCalled(ModelCalled {
+            call: request.call(),
+            kind: request.kind().to_owned(),
+            request_sha256: hex(&Sha256::digest(&bytes)),
+            request_bytes: bytes.len() as u64,
+            attempt: request.attempt(),
+        }))?;
 
         if let Some(committed) = self.recorded.get(self.cursor).cloned() {
-            let outcome = replayed_outcome(&committed, request.call())?;
+            let (event, outcome) = replayed_outcome(&committed, request.call())?;
             self.cursor += 1;
-            self.notify(&committed, true);
+            self.notify(&event, true);
             return Ok(outcome);
         }
         let outcome = planner.call(request, &bytes);
-        match &outcome {
-            Ok(response) => self.record(
-                "harness.model.responded",
-                json!({
-                    "call": request.call(),
-                    "answer": response.answer_kind(),
-                    "elapsed_ms": millis(response.elapsed),
-                    "stdout": response.stdout,
-                }),
-            )?,
-            Err(failure) => self.record(
-                "harness.tool_call.failed",
-                json!({
-                    "call": request.call(),
-                    "code": failure.code().as_str(),
-                    "message": failure.message,
-                    "stderr_tail": failure.stderr_tail,
-                    "elapsed_ms": millis(failure.elapsed),
-                }),
-            )?,
-        }
+        self.record(match &outcome {
+            Ok(response) => SessionEvent::ModelResponded(ModelResponded {
+                call: request.call(),
+                answer: response.answer_kind().to_owned(),
+                elapsed_ms: millis(response.elapsed),
+                stdout: response.stdout.clone(),
+            }),
+            Err(failure) => SessionEvent::CallFailed(CallFailed {
+                call: request.call(),
+                code: failure.code(),
+                message: failure.message.clone(),
+                stderr_tail: failure.stderr_tail.clone(),
+                elapsed_ms: millis(failure.elapsed),
+            }),
+        })?;
         Ok(outcome)
     }
 
-    fn notify(&mut self, event: &Event, replayed: bool) {
+    fn notify(&mut self, event: &SessionEvent, replayed: bool) {
         if let Some(observer) = &mut self.observer {
             observer(event, replayed);
         }
     }
 }
 
-/// The answer of a committed `harness.model.responded` / `harness.tool_call.failed`.
+/// The answer of a committed `harness.model.responded` / `harness.tool_call.failed`, with
+/// the event typed.
 fn replayed_outcome(
     committed: &Event,
     call: u32,
-) -> Result<Result<Response, PlannerFailure>, JournalError> {
+) -> Result<(SessionEvent, Result<Response, PlannerFailure>), JournalError> {
     let diverged = |why: &str| JournalError::Diverged {
         seq: committed.seq,
         recorded: compact(&committed.event, &committed.data),
         replayed: format!("the response to planner call {call} ({why})"),
     };
-    if committed.data.get("call").and_then(Value::as_u64) != Some(u64::from(call)) {
-        return Err(diverged("another call number"));
-    }
-    let text = |key: &str| {
-        committed
-            .data
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let elapsed = Duration::from_millis(
-        committed
-            .data
-            .get("elapsed_ms")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-    );
-    match committed.event.as_str() {
-        "harness.model.responded" => {
-            let stdout = text("stdout").ok_or_else(|| diverged("no `stdout`"))?;
-            let answer = protocol::parse_answer(stdout.as_bytes())
+    let event = SessionEvent::parse(committed).map_err(|why| diverged(&why))?;
+    let outcome = match &event {
+        SessionEvent::ModelResponded(r) if r.call == call => {
+            let answer = protocol::parse_answer(r.stdout.as_bytes())
                 .map_err(|_| diverged("its `stdout` is not an answer"))?;
-            Ok(Ok(Response {
+            Ok(Response {
                 answer,
-                stdout,
-                elapsed,
-            }))
+                stdout: r.stdout.clone(),
+                elapsed: Duration::from_millis(r.elapsed_ms),
+            })
         }
-        "harness.tool_call.failed" => {
-            let kind = text("code")
-                .and_then(|c| lwir_spec::Code::parse(&c))
-                .and_then(crate::harness::FailureKind::of_code)
-                .ok_or_else(|| diverged("no known planner failure `code`"))?;
-            Ok(Err(PlannerFailure {
-                kind,
-                message: text("message").unwrap_or_default(),
-                stderr_tail: text("stderr_tail").unwrap_or_default(),
-                elapsed,
-            }))
+        SessionEvent::CallFailed(f) if f.call == call => Err(PlannerFailure {
+            kind: FailureKind::of_code(f.code)
+                .ok_or_else(|| diverged("no known planner failure `code`"))?,
+            message: f.message.clone(),
+            stderr_tail: f.stderr_tail.clone(),
+            elapsed: Duration::from_millis(f.elapsed_ms),
+        }),
+        SessionEvent::ModelResponded(_) | SessionEvent::CallFailed(_) => {
+            return Err(diverged("another call number"));
         }
-        _ => Err(diverged("a different event")),
-    }
+        _ => return Err(diverged("a different event")),
+    };
+    Ok((event, outcome))
 }
 
 fn compact(event: &str, data: &Value) -> String {

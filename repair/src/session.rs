@@ -17,8 +17,9 @@
 
 use lwir_spec::{Code, Finding};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::events::{LoggedFinding, RepairApplied, SessionEvent, ValidationCompleted};
 use crate::fixes::{self, AppliedFix, Check, Checked, FixStop, Seen};
 use crate::harness::{FailureKind, Planner};
 use crate::journal::{Journal, JournalError};
@@ -402,16 +403,13 @@ impl Loop<'_, '_> {
                         report.fixes_applied += pass.applied.len() as u32;
                         report.fixes_rolled_back += pass.rolled_back.len() as u32;
                         report.rolled_back.extend(pass.rolled_back.iter().cloned());
-                        logged = journal.record(
-                            "repair.applied",
-                            json!({
-                                "applied": pass.applied,
-                                "rolled_back": pass.rolled_back,
-                                "errors_before": pass.errors_before,
-                                "errors_after": pass.errors_after,
-                                "state": pass.state,
-                            }),
-                        );
+                        logged = journal.record(SessionEvent::RepairApplied(RepairApplied {
+                            applied: pass.applied.clone(),
+                            rolled_back: pass.rolled_back.clone(),
+                            errors_before: pass.errors_before,
+                            errors_after: pass.errors_after,
+                            state: pass.state.clone(),
+                        }));
                     }
                 },
             );
@@ -509,29 +507,14 @@ impl Loop<'_, '_> {
     }
 
     fn validated(&mut self, checked: &Checked) -> Result<(), JournalError> {
-        let findings: Vec<Value> = checked
-            .findings
-            .iter()
-            .map(|f| {
-                json!({
-                    "code": f.code.as_str(),
-                    "severity": f.severity.as_str(),
-                    "pointer": f.pointer,
-                    "message": f.message,
-                    "fix": f.fix.as_ref().map(|x| x.applicability.as_str()),
-                })
-            })
-            .collect();
-        let mut data = json!({
-            "errors": checked.errors(),
-            "warnings": checked.warnings(),
-            "state": checked.state,
-            "findings": findings,
-        });
-        if let Some(version) = &checked.version {
-            data["version"] = json!(version);
-        }
-        self.journal.record("validation.completed", data)
+        self.journal
+            .record(SessionEvent::ValidationCompleted(ValidationCompleted {
+                errors: checked.errors(),
+                warnings: checked.warnings(),
+                state: checked.state.clone(),
+                findings: checked.findings.iter().map(LoggedFinding::of).collect(),
+                version: checked.version.clone(),
+            }))
     }
 
     fn cycle(

@@ -4,14 +4,14 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context as _, bail};
-use lwir_repair::events::{EventLog, LOG_FILE};
+use lwir_repair::events::{EventLog, LOG_FILE, SessionEvent, SessionFailed, WorkflowRegistered};
 use lwir_repair::harness::ProcessPlanner;
 use lwir_repair::journal::Journal;
 use lwir_repair::session::{self, Context, Outcome, Start};
 use lwirc::registry::{Registered, Registration, Registry, RegistryError};
 use lwirc::render::terminal::sanitize;
 use lwirc::session::{PipelineCheck, Started, new_session_dir};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::planning::{self, PlannerArgs, ReportFormat};
 use super::{print, read_json, read_source, registry_dir, write_atomically};
@@ -101,8 +101,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         let (log, recorded) = EventLog::resume(&dir)?;
         let started = recorded
             .first()
-            .filter(|e| e.event == "harness.session.started")
-            .and_then(|e| serde_json::from_value::<Started>(e.data.clone()).ok())
+            .and_then(|e| match SessionEvent::parse(e) {
+                Ok(SessionEvent::Started(data)) => serde_json::from_value::<Started>(data).ok(),
+                _ => None,
+            })
             .with_context(|| {
                 format!(
                     "the session log `{}` does not begin with a harness.session.started \
@@ -171,7 +173,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
             planner_timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             planner_max_output: limits.max_output,
         };
-        journal.record("harness.session.started", serde_json::to_value(&started)?)?;
+        journal.record(SessionEvent::Started(serde_json::to_value(&started)?))?;
         if !args.planner.quiet {
             eprintln!(
                 "session {} · planner `{command}` · at most {} planner calls, {} repair attempts",
@@ -208,7 +210,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         if let Some(draft) = &outcome.draft {
             write_atomically(&dir.join("last-draft.json"), draft)?;
         }
-        journal.record("session.failed", failed_data(&outcome, None))?;
+        journal.record(failed(&outcome, None))?;
         planning::report(&outcome, &check, &args.planner, Some(&dir))?;
         Ok(exit::FINDINGS)
     }
@@ -227,15 +229,14 @@ fn check_registry(dir: &Path) -> anyhow::Result<()> {
         })
 }
 
-fn failed_data(outcome: &Outcome, refused: Option<String>) -> Value {
-    let mut data = json!({
-        "reason": refused.clone().unwrap_or_else(|| outcome.report.reason()),
-        "report": outcome.report,
-    });
-    if let Some(refused) = refused {
-        data["refused"] = json!(refused);
-    }
-    data
+/// `session.failed` for `outcome`, and why the registry refused it when it did.
+fn failed(outcome: &Outcome, refused: Option<String>) -> SessionEvent {
+    SessionEvent::SessionFailed(SessionFailed {
+        reason: refused.clone().unwrap_or_else(|| outcome.report.reason()),
+        // Serialising the report (plain data) cannot fail.
+        report: serde_json::to_value(&outcome.report).unwrap_or_default(),
+        refused,
+    })
 }
 
 /// Registers the converged draft and records `workflow.registered`.
@@ -260,15 +261,15 @@ fn register(
         Err(RegistryError::Storage(e)) => return Err(super::storage_error(e)),
         Err(e) => {
             let why = format!("the registry refused the draft: {e}");
-            journal.record("session.failed", failed_data(outcome, Some(why.clone())))?;
+            journal.record(failed(outcome, Some(why.clone())))?;
             eprintln!("lwirc: {}", sanitize(&why));
             return Ok(exit::FINDINGS);
         }
     };
-    journal.record(
-        "workflow.registered",
-        json!({ "version": entry.version.to_string(), "workflow": entry.record.workflow }),
-    )?;
+    journal.record(SessionEvent::WorkflowRegistered(WorkflowRegistered {
+        version: entry.version.to_string(),
+        workflow: entry.record.workflow.clone(),
+    }))?;
     if !args.planner.quiet && args.planner.format == ReportFormat::Human {
         eprintln!(
             "`{}` is {} in {} ({} planner call{}, {} safe fix{})",

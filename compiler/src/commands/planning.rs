@@ -4,9 +4,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use lwir_repair::events::Event;
+use lwir_repair::events::{LoggedFinding, SessionEvent};
+use lwir_repair::fixes::AppliedFix;
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_repair::session::{Bounds, Outcome};
+use lwir_spec::{Applicability, Severity};
 use lwirc::manifest::{PlannerManifest, harness_id};
 use lwirc::pipeline::Source;
 use lwirc::render::human;
@@ -134,146 +136,123 @@ pub(crate) fn load_definition(definition: &Source) -> Option<Loaded> {
 }
 
 /// Prints one progress line per event on standard error.
-pub(crate) fn progress(event: &Event, replayed: bool) {
+pub(crate) fn progress(event: &SessionEvent, replayed: bool) {
     let mark = if replayed { "(replayed) " } else { "" };
-    let data = &event.data;
-    let num = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let raw = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
-    let text = |key: &str| sanitize(raw(key));
-    match event.event.as_str() {
-        "harness.session.started" => {}
-        "harness.model.called" => {
-            let what = match data.get("attempt").and_then(Value::as_u64) {
+    match event {
+        SessionEvent::ModelCalled(called) => {
+            let what = match called.attempt {
                 Some(attempt) => format!("repair attempt {attempt}"),
                 None => "plan a first draft".to_owned(),
             };
-            eprintln!("{mark}planner call {}: {what}", num("call"));
+            eprintln!("{mark}planner call {}: {what}", called.call);
         }
-        "harness.model.responded" => {
-            let answer = text("answer");
+        SessionEvent::ModelResponded(responded) => {
+            let answer = sanitize(&responded.answer);
             // An attention's rationale is shown once, with its finding at the end.
             let detail = if answer == "draft" {
-                format!(" ({} bytes)", raw("stdout").len())
+                format!(" ({} bytes)", responded.stdout.len())
             } else {
                 String::new()
             };
             eprintln!(
                 "{mark}  answered {answer}{detail} in {:.2} s",
-                num("elapsed_ms") as f64 / 1000.0
+                responded.elapsed_ms as f64 / 1000.0
             );
         }
-        "harness.tool_call.failed" => {
-            eprintln!("{mark}  failed: {} {}", text("code"), text("message"));
-            let tail = raw("stderr_tail");
-            if !tail.is_empty() {
-                for line in tail
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                {
-                    eprintln!("{mark}    | {}", sanitize(line));
-                }
+        SessionEvent::CallFailed(failed) => {
+            eprintln!(
+                "{mark}  failed: {} {}",
+                failed.code,
+                sanitize(&failed.message)
+            );
+            let tail: Vec<&str> = failed.stderr_tail.lines().rev().take(5).collect();
+            for line in tail.into_iter().rev() {
+                eprintln!("{mark}    | {}", sanitize(line));
             }
         }
-        "validation.completed" => {
-            let (errors, warnings) = (num("errors"), num("warnings"));
+        SessionEvent::ValidationCompleted(validated) => {
+            let (errors, warnings) = (validated.errors, validated.warnings);
             if errors == 0 {
                 eprintln!(
                     "{mark}  validation: no errors, {warnings} warning{}",
-                    if warnings == 1 { "" } else { "s" }
+                    plural(warnings)
                 );
                 return;
             }
             eprintln!(
                 "{mark}  validation: {errors} error{}, {warnings} warning{}",
-                if errors == 1 { "" } else { "s" },
-                if warnings == 1 { "" } else { "s" }
+                plural(errors),
+                plural(warnings)
             );
-            let findings = data.get("findings").and_then(Value::as_array);
-            let errors: Vec<&Value> = findings
-                .into_iter()
-                .flatten()
-                .filter(|f| f["severity"] == "error")
+            let errors: Vec<&LoggedFinding> = validated
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
                 .collect();
             for f in errors.iter().take(12) {
-                let fix = match f["fix"].as_str() {
-                    Some("machine-applicable") => " [safe fix]",
+                let fix = match f.fix {
+                    Some(Applicability::MachineApplicable) => " [safe fix]",
                     _ => "",
                 };
                 eprintln!(
                     "{mark}    {} {}: {}{fix}",
-                    sanitize(f["code"].as_str().unwrap_or("")),
-                    pointer_text(f["pointer"].as_str().unwrap_or("")),
-                    sanitize(f["message"].as_str().unwrap_or(""))
+                    f.code,
+                    pointer_text(&f.pointer),
+                    sanitize(&f.message)
                 );
             }
             if errors.len() > 12 {
                 eprintln!("{mark}    … and {} more", errors.len() - 12);
             }
         }
-        "repair.applied" => {
-            let applied = data["applied"].as_array().map_or(0, Vec::len);
-            let rolled_back = data["rolled_back"].as_array().map_or(0, Vec::len);
-            let codes: Vec<String> = data["applied"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|f| {
-                    format!(
-                        "{} {}",
-                        sanitize(f["code"].as_str().unwrap_or("")),
-                        pointer_text(f["pointer"].as_str().unwrap_or(""))
-                    )
-                })
+        SessionEvent::RepairApplied(pass) => {
+            let codes: Vec<String> = pass
+                .applied
+                .iter()
+                .map(|f| format!("{} {}", f.code, pointer_text(&f.pointer)))
                 .collect();
-            let back = if rolled_back > 0 {
-                let why: Vec<String> = data["rolled_back"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(rollback_text)
-                    .collect();
-                format!(", rolled back {rolled_back} ({})", why.join("; "))
-            } else {
+            let back = if pass.rolled_back.is_empty() {
                 String::new()
+            } else {
+                let why: Vec<String> = pass.rolled_back.iter().map(rollback_text).collect();
+                format!(
+                    ", rolled back {} ({})",
+                    pass.rolled_back.len(),
+                    why.join("; ")
+                )
             };
             eprintln!(
-                "{mark}  safe fixes: applied {applied} ({}){back}",
+                "{mark}  safe fixes: applied {} ({}){back}",
+                pass.applied.len(),
                 codes.join(", ")
             );
         }
-        // The command itself says how the session ended.
-        _ => {}
+        // The command itself says how the session began and ended.
+        SessionEvent::Started(_)
+        | SessionEvent::WorkflowRegistered(_)
+        | SessionEvent::SessionFailed(_) => {}
     }
 }
 
-/// A rolled-back fix (as logged) and why: `LW301 /steps/0/tool: it added LW304
-/// /steps/0/args/state`.
-fn rollback_text(fix: &Value) -> String {
-    let code_and_pointer = |v: &Value| {
-        format!(
-            "{} {}",
-            sanitize(v["code"].as_str().unwrap_or("")),
-            pointer_text(v["pointer"].as_str().unwrap_or(""))
-        )
-    };
-    let added: Vec<String> = fix["added_errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(code_and_pointer)
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A rolled-back fix and why: `LW301 /steps/0/tool: it added LW304 /steps/0/args/state`.
+fn rollback_text(fix: &AppliedFix) -> String {
+    let added: Vec<String> = fix
+        .added_errors
+        .iter()
+        .map(|e| format!("{} {}", e.code, pointer_text(&e.pointer)))
         .collect();
-    let why = if fix["untried"] == true {
+    let why = if fix.untried {
         "not tried in this pass (it had spent its one-by-one checks)".to_owned()
     } else if added.is_empty() {
         "its patch no longer applied".to_owned()
     } else {
         format!("it added {}", added.join(", "))
     };
-    format!("{}: {why}", code_and_pointer(fix))
+    format!("{} {}: {why}", fix.code, pointer_text(&fix.pointer))
 }
 
 fn pointer_text(pointer: &str) -> std::borrow::Cow<'_, str> {
@@ -333,8 +312,7 @@ pub(crate) fn report(
                     }
                 }
                 for fix in &report.rolled_back {
-                    let fix = serde_json::to_value(fix).unwrap_or_default();
-                    eprintln!("safe fix rolled back: {}", rollback_text(&fix));
+                    eprintln!("safe fix rolled back: {}", rollback_text(fix));
                 }
                 for f in &report.planner_findings {
                     let call = (f.planner.as_ref().and_then(|p| p.call))
