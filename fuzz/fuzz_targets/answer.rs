@@ -22,6 +22,7 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
                 let len = match f.origin {
                     Origin::Draft => lwir.len(),
                     Origin::Definition => lwirc_fuzz::DEFINITION.len(),
+                    Origin::Planner => panic!("a planner finding from validation: {f:?}"),
                 };
                 assert!(
                     f.span.start() <= f.span.end() && f.span.end() <= len,
