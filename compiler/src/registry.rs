@@ -357,6 +357,10 @@ pub trait Storage {
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError>;
     /// How to name `name` of `area` to a person (`objects/sha256/<hex>`).
     fn location(&self, area: Area, name: &str) -> String;
+    /// Whether a version could be stored now, checked without storing one; why not. A
+    /// session asks before its first planner call, so that an unusable registry is not
+    /// found out after every call is spent.
+    fn check_writable(&self) -> Result<(), String>;
 }
 
 /// The registry over a storage.
@@ -389,6 +393,11 @@ impl<S: Storage> Registry<S> {
     /// The storage.
     pub fn storage(&self) -> &S {
         &self.storage
+    }
+
+    /// Whether a version could be registered now (see [`Storage::check_writable`]).
+    pub fn check_writable(&self) -> Result<(), String> {
+        self.storage.check_writable()
     }
 
     /// Stores `registration`: idempotent for the same LWIR and snapshot; for the same LWIR

@@ -28,6 +28,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::files::sync_dir;
+
 /// The name of the event log inside a session directory.
 pub const LOG_FILE: &str = "events.jsonl";
 
@@ -318,18 +320,6 @@ fn lock(file: &File, path: &Path) -> Result<(), LogError> {
             source,
         }),
     }
-}
-
-/// Makes the directory entry of a newly created file durable.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-/// Directories cannot be opened and synced portably outside Unix; nothing to do there.
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    Ok(())
 }
 
 /// Why the event log could not be created, resumed, read or appended to.

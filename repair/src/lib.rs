@@ -8,9 +8,11 @@
 //! - [`session`]: the bounded loop (validate → fixes → planner → …) and its report.
 //! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
 //!   resume a crashed session.
+//! - [`files`]: atomic writes and directory syncs, for everything lwirc writes.
 
 pub mod edit;
 pub mod events;
+pub mod files;
 pub mod fixes;
 pub mod harness;
 pub mod journal;

@@ -272,35 +272,9 @@ pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed
-/// over `path`, so that a reader (or a crash) sees the old file or the new one, never half.
+/// Writes `bytes` to `path` atomically ([`lwir_repair::files::write_atomically`]), with the
+/// path in the error.
 pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("`{}` is not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(dir) = std::fs::File::open(&dir) {
-            // Make the rename durable where directories can be synced.
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    };
-    write()
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    lwir_repair::files::write_atomically(path, bytes)
         .with_context(|| format!("cannot write `{}`", path.display()))
 }

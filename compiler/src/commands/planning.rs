@@ -9,11 +9,10 @@ use lwir_repair::fixes::AppliedFix;
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_repair::session::{Bounds, Outcome};
 use lwir_spec::{Applicability, Severity};
-use lwirc::manifest::{PlannerManifest, harness_id};
 use lwirc::pipeline::Source;
 use lwirc::render::human;
 use lwirc::render::terminal::sanitize;
-use lwirc::session::PipelineCheck;
+use lwirc::session::{PipelineCheck, Prepared};
 use serde_json::{Value, json};
 
 use super::{ColorChoice, print, stderr_color};
@@ -97,42 +96,25 @@ impl PlannerArgs {
     }
 }
 
-/// A definition a session can run against.
-pub(crate) struct Loaded {
-    /// As JSON.
-    pub(crate) value: Value,
-    /// Its PlannerManifest.
-    pub(crate) manifest: PlannerManifest,
-    /// Its `name`.
-    pub(crate) name: String,
-}
-
 /// Reads the definition for a session: `None` (after printing why on standard error) when it
 /// is not I-JSON or has errors of its own — no planner call could succeed against it.
-pub(crate) fn load_definition(definition: &Source) -> Option<Loaded> {
-    let document = super::document_or_report(definition.clone())?;
-    if let Some(errors) = lwirc::session::definition_errors(definition) {
-        let options = human::HumanOptions {
-            color: stderr_color(),
-            ..Default::default()
-        };
-        eprint!("{}", human::render(&errors, options));
-        eprintln!(
-            "lwirc: the definition `{}` has errors; fix them before asking a planner",
-            sanitize(&definition.name)
-        );
-        return None;
+pub(crate) fn prepare(definition: Source) -> Option<Prepared> {
+    let name = definition.name.clone();
+    match Prepared::new(definition) {
+        Ok(prepared) => Some(prepared),
+        Err(errors) => {
+            let options = human::HumanOptions {
+                color: stderr_color(),
+                ..Default::default()
+            };
+            eprint!("{}", human::render(&errors, options));
+            eprintln!(
+                "lwirc: the definition `{}` has errors; fix them before asking a planner",
+                sanitize(&name)
+            );
+            None
+        }
     }
-    let value = document.root().to_json();
-    Some(Loaded {
-        manifest: PlannerManifest::of(document.root(), harness_id()),
-        name: value
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned(),
-        value,
-    })
 }
 
 /// Prints one progress line per event on standard error.

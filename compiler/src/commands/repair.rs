@@ -55,16 +55,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let limits = args.planner.limits()?;
     let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
     let definition = definition.expect("a definition is required");
-    let Some(loaded) = planning::load_definition(&definition) else {
+    let Some(prepared) = planning::prepare(definition) else {
         return Ok(exit::FINDINGS);
     };
-    let bounds = args.planner.bounds(&loaded.value);
+    let bounds = args.planner.bounds(&prepared.value);
     let context = Context {
-        workflow: loaded.value,
-        manifest: serde_json::to_value(&loaded.manifest)?,
+        workflow: prepared.value.clone(),
+        manifest: serde_json::to_value(&prepared.manifest)?,
         input: Value::Null,
     };
-    let mut check = PipelineCheck::new(definition, draft.name.clone());
+    let mut check = PipelineCheck::against(prepared.definition, draft.name.clone());
     let mut planner = lwir_repair::harness::ProcessPlanner::new(command, limits);
     let mut journal = Journal::in_memory();
     if !args.planner.quiet {

@@ -13,10 +13,12 @@
 //! would be atomic too but replaces an existing file silently.) A process killed before the
 //! link leaves only a temporary file, which nothing reads.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use lwir_repair::files::sync_dir;
 
 use super::{Area, Digest, Listed, Put, Storage, StorageError, reference_name};
 
@@ -50,7 +52,7 @@ impl Directory {
     /// Whether a version can be stored here, checked without storing anything: each area
     /// is a directory this process can write in, or can be created in one (the nearest part
     /// of its path that exists is a writable directory). Says why not.
-    pub fn check_writable(&self) -> Result<(), String> {
+    fn writable(&self) -> Result<(), String> {
         for area in [self.area(Area::Objects), self.area(Area::Versions)] {
             let mut existing = area.as_path();
             loop {
@@ -163,16 +165,11 @@ fn ensure_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Makes the directory's entries durable.
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    File::open(dir)?.sync_all()?;
-    #[cfg(not(unix))]
-    let _ = (dir, File::open);
-    Ok(())
-}
-
 impl Storage for Directory {
+    fn check_writable(&self) -> Result<(), String> {
+        self.writable()
+    }
+
     fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
         publish(&self.area(Area::Objects), digest.hex(), bytes)
     }
