@@ -170,8 +170,7 @@ impl Registration {
         let definition = Definition::new(definition_doc.root());
         let snapshot = Snapshot::of_draft(&definition, &draft);
         let lwir = canonical_bytes(draft_doc.root());
-        let report: serde_json::Value =
-            serde_json::from_str(&crate::render::json::render(validation)).unwrap_or_default();
+        let report = crate::render::json::value(validation);
         let record = Record {
             format: RECORD_FORMAT.to_owned(),
             version: sha256_of(&lwir),

@@ -47,6 +47,16 @@ impl PipelineCheck {
         }
     }
 
+    /// The definition it checks against.
+    pub fn definition(&self) -> &Arc<Definition> {
+        &self.definition
+    }
+
+    /// The name drafts are reported as.
+    pub fn draft_name(&self) -> &str {
+        &self.draft_name
+    }
+
     /// The full validation of `bytes`, for the renderers.
     pub fn validation(&self, bytes: &[u8]) -> Validation {
         pipeline::validate_against(self.source(bytes), &self.definition)

@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 
 use lwirc::drift;
-use lwirc::pipeline::{self, Source};
 use lwirc::registry::{Registry, RegistryError};
+use lwirc::render::{File, Report};
 
 use super::{
-    ColorChoice, Format, existing_registry, print, read_source, reader_validation, registry_dir,
-    registry_failure,
+    ColorChoice, Format, existing_registry, print, read_source, registry_dir, registry_failure,
 };
 use crate::exit;
 
@@ -57,7 +56,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn check(args: Args) -> anyhow::Result<u8> {
-    let dir = registry_dir(args.registry);
+    let dir = registry_dir(args.registry.clone());
     existing_registry(&dir)?;
     let registry = Registry::at(&dir);
     let version = registry.resolve(&args.version)?;
@@ -67,28 +66,35 @@ fn check(args: Args) -> anyhow::Result<u8> {
             prefix: args.version.clone(),
         })?;
     let definition = read_source(&args.definition)?;
-    let read = lwir_spec::document::read(definition.bytes.clone());
-    let document = match read.document {
-        Some(document) if read.findings.is_empty() => document,
-        _ => {
-            let validation = reader_validation(&definition);
-            print(&args.format.render(&validation, args.color))?;
-            return Ok(exit::FINDINGS);
+    let (read, reader_findings) = lwir_spec::document::read_document(definition.bytes);
+    let document = match read {
+        Ok(document) if reader_findings.is_empty() => document,
+        Ok(document) => {
+            return not_json(&args, &definition.name, document.source(), &reader_findings);
         }
+        Err(bytes) => return not_json(&args, &definition.name, &bytes, &reader_findings),
     };
     let pinned = entry.record.snapshot();
     let findings = drift::findings(&pinned, &version.to_string(), &document);
-    // The renderers of `validate` take a validation: that of the pinned LWIR against today's
-    // definition carries both files, and its findings are replaced by the drift findings.
-    let lwir = Source {
-        name: version.to_string(),
-        bytes: registry.lwir(&version)?,
-    };
-    let mut validation = pipeline::validate(lwir, Some(definition));
     let drifted = findings.iter().any(|f| f.is_error());
-    validation.findings = findings;
-    validation.version = (!drifted).then(|| version.to_string());
-    let mut text = args.format.render(&validation, args.color);
+    // The report is about the pinned LWIR; the drift findings point into today's definition.
+    let name = version.to_string();
+    let lwir = registry.lwir(&version)?;
+    let report = Report {
+        findings: &findings,
+        draft: Some(File {
+            name: &name,
+            bytes: &lwir,
+            document: None,
+        }),
+        definition: Some(File {
+            name: &definition.name,
+            bytes: document.source(),
+            document: Some(&document),
+        }),
+        version: (!drifted).then_some(name.as_str()),
+    };
+    let mut text = args.format.render(report, args.color);
     if matches!(args.format, Format::Human) {
         text.push_str(&format!(
             "pinned: {} tool{} and {} model slot{}; {}\n",
@@ -105,4 +111,24 @@ fn check(args: Args) -> anyhow::Result<u8> {
     }
     print(&text)?;
     Ok(if drifted { exit::DRIFT } else { exit::OK })
+}
+
+/// Reports a definition that is not I-JSON: its reader findings (exit 1).
+fn not_json(
+    args: &Args,
+    name: &str,
+    bytes: &[u8],
+    findings: &[lwir_spec::Finding],
+) -> anyhow::Result<u8> {
+    let file = File {
+        name,
+        bytes,
+        document: None,
+    };
+    print(
+        &args
+            .format
+            .render(Report::of_file(findings, file), args.color),
+    )?;
+    Ok(exit::FINDINGS)
 }

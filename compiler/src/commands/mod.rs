@@ -18,11 +18,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use lwir_spec::SpannedDocument;
-use lwir_spec::codes::Validator;
 use lwir_spec::document;
-use lwirc::pipeline::{self, Source};
-use lwirc::render::human;
+use lwirc::pipeline::Source;
 use lwirc::render::terminal::sanitize;
+use lwirc::render::{File, Report, human};
 
 /// Reads `path`, or standard input for `-`. A file larger than the reader reads
 /// ([`document::MAX_BYTES`]) is refused before it is read.
@@ -126,7 +125,10 @@ pub(crate) fn canonical_or_report(path: &str) -> anyhow::Result<Option<Vec<u8>>>
     let source = read_source(path)?;
     let canonical = lwirc::canon::canonicalize(&source.bytes);
     if canonical.is_none() {
-        report_reader_findings(&source);
+        // Not clean I-JSON: read it again, the usual way, for the findings.
+        let Source { name, bytes } = source;
+        let (_, findings) = document::read_document(bytes.clone());
+        report_reader_findings(&name, &bytes, &findings);
     }
     Ok(canonical)
 }
@@ -142,32 +144,26 @@ pub(crate) fn document_or_report(source: Source) -> Option<SpannedDocument> {
         Ok(document) => document.into_source(),
         Err(bytes) => bytes,
     };
-    report_reader_findings(&Source { name, bytes });
+    report_reader_findings(&name, &bytes, &findings);
     None
 }
 
-/// Prints the findings of reading `source` as strict I-JSON for people on standard error.
-fn report_reader_findings(source: &Source) {
+/// Prints the findings of reading `bytes` (file `name`) as strict I-JSON for people on
+/// standard error.
+fn report_reader_findings(name: &str, bytes: &[u8], findings: &[lwir_spec::Finding]) {
+    let file = File {
+        name,
+        bytes,
+        document: None,
+    };
     let report = human::render(
-        &reader_validation(source),
+        Report::of_file(findings, file),
         human::HumanOptions {
             color: stderr_color(),
             ..Default::default()
         },
     );
     eprint!("{report}");
-}
-
-/// The findings of reading `source` as strict I-JSON, as a validation for the renderers.
-pub(crate) fn reader_validation(source: &Source) -> pipeline::Validation {
-    // The pipeline reads the same bytes into the same findings and gives the renderers what
-    // they need; only the reader's findings are kept.
-    let mut validation = pipeline::validate(source.clone(), None);
-    validation
-        .findings
-        .retain(|f| f.code.validator() == Validator::Document);
-    validation.version = None;
-    validation
 }
 
 /// Output formats of findings.
@@ -182,18 +178,19 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    /// `validation` in this format, ending with a newline.
-    pub(crate) fn render(self, validation: &pipeline::Validation, color: ColorChoice) -> String {
+    /// The report (of a validation, or any findings) in this format, ending with a newline.
+    pub(crate) fn render<'a>(self, report: impl Into<Report<'a>>, color: ColorChoice) -> String {
+        let report = report.into();
         match self {
             Format::Human => human::render(
-                validation,
+                report,
                 human::HumanOptions {
                     color: color.enabled(),
                     ..Default::default()
                 },
             ),
-            Format::Json => lwirc::render::json::render(validation) + "\n",
-            Format::Sarif => lwirc::render::sarif::render(validation) + "\n",
+            Format::Json => lwirc::render::json::render(report) + "\n",
+            Format::Sarif => lwirc::render::sarif::render(report) + "\n",
         }
     }
 }

@@ -10,8 +10,8 @@ use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_repair::session::{Bounds, Outcome};
 use lwir_spec::{Applicability, Severity};
 use lwirc::pipeline::Source;
-use lwirc::render::human;
 use lwirc::render::terminal::sanitize;
+use lwirc::render::{File, Report, human};
 use lwirc::session::{PipelineCheck, Prepared};
 use serde_json::{Value, json};
 
@@ -107,7 +107,7 @@ pub(crate) fn prepare(definition: Source) -> Option<Prepared> {
                 color: stderr_color(),
                 ..Default::default()
             };
-            eprint!("{}", human::render(&errors, options));
+            eprint!("{}", human::render(&*errors, options));
             eprintln!(
                 "lwirc: the definition `{}` has errors; fix them before asking a planner",
                 sanitize(&name)
@@ -272,18 +272,33 @@ pub(crate) fn report(
         }
         ReportFormat::Human => {
             if !report.converged() {
-                if let Some(draft) = &outcome.draft {
-                    let mut validation = check.validation(draft);
-                    if let Some(dir) = session {
-                        // The file the session keeps it in.
-                        validation.draft.name = dir.join("last-draft.json").display().to_string();
-                    }
-                    if !validation.findings.is_empty() {
+                if let (Some(draft), Some(checked)) = (&outcome.draft, &outcome.checked) {
+                    // The file the session keeps it in.
+                    let name = match session {
+                        Some(dir) => dir.join("last-draft.json").display().to_string(),
+                        None => check.draft_name().to_owned(),
+                    };
+                    let definition = check.definition();
+                    let report = Report {
+                        findings: &checked.findings,
+                        draft: Some(File {
+                            name: &name,
+                            bytes: draft,
+                            document: None,
+                        }),
+                        definition: Some(File {
+                            name: &definition.source.name,
+                            bytes: definition.bytes(),
+                            document: definition.document(),
+                        }),
+                        version: checked.version.as_deref(),
+                    };
+                    if !checked.findings.is_empty() {
                         eprintln!("\nthe last draft:");
                         eprint!(
                             "{}",
                             human::render(
-                                &validation,
+                                report,
                                 human::HumanOptions {
                                     color: stderr_color()
                                         && !matches!(args.color, ColorChoice::Never),

@@ -16,8 +16,8 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
+use super::Report;
 use super::terminal::{excerpt, is_unsafe, sanitize};
-use crate::pipeline::Validation;
 
 /// How to render.
 #[derive(Clone, Copy, Debug)]
@@ -37,8 +37,10 @@ impl Default for HumanOptions {
     }
 }
 
-/// The report of `validation` for a terminal.
-pub fn render(validation: &Validation, options: HumanOptions) -> String {
+/// The report for a terminal, of a [`Validation`](crate::pipeline::Validation) or any
+/// [`Report`].
+pub fn render<'a>(report: impl Into<Report<'a>>, options: HumanOptions) -> String {
+    let report = report.into();
     let theme = if options.color {
         GraphicalTheme::unicode()
     } else {
@@ -49,14 +51,15 @@ pub fn render(validation: &Validation, options: HumanOptions) -> String {
         .with_links(false);
     // A file's display text is a copy of it: made only when a finding points into it.
     let snippet = |origin: Origin| {
-        SnippetSource::new(&validation.source(origin).name, validation.bytes(origin))
+        let file = report.file(origin);
+        SnippetSource::new(file.name, file.bytes)
     };
     let draft = std::cell::OnceCell::new();
     let definition = std::cell::OnceCell::new();
     let mut out = String::new();
-    for finding in &validation.findings {
+    for finding in report.findings {
         let source = match finding.origin {
-            Origin::Definition if validation.definition.is_some() => {
+            Origin::Definition if report.definition.is_some() => {
                 definition.get_or_init(|| snippet(Origin::Definition))
             }
             _ => draft.get_or_init(|| snippet(Origin::Draft)),
@@ -66,14 +69,14 @@ pub fn render(validation: &Validation, options: HumanOptions) -> String {
         let _ = handler.render_report(&mut out, &diagnostic);
         out.push('\n');
     }
-    out.push_str(&summary_line(validation));
+    out.push_str(&summary_line(&report));
     out.push('\n');
     out
 }
 
 /// `draft.json: 2 errors, 1 warning` (or `no problems found`), plus the version when clean.
-fn summary_line(validation: &Validation) -> String {
-    let summary = validation.summary();
+fn summary_line(report: &Report<'_>) -> String {
+    let summary = report.summary();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let counts = match (summary.errors, summary.warnings) {
         (0, 0) => "no problems found".to_owned(),
@@ -81,8 +84,8 @@ fn summary_line(validation: &Validation) -> String {
         (0, w) => plural(w, "warning"),
         (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
     };
-    let name = sanitize(&validation.draft.name);
-    match &validation.version {
+    let name = sanitize(report.name());
+    match report.version {
         Some(version) => format!("{name}: {counts}; version {version}"),
         None => format!("{name}: {counts}"),
     }

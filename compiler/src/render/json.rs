@@ -14,11 +14,10 @@
 use lwir_spec::{Finding, Origin, PatchOp, Span};
 use serde::Serialize;
 
-use super::Locators;
-use crate::pipeline::Validation;
+use super::{Locators, Report};
 
 #[derive(Serialize)]
-struct Report<'a> {
+struct ReportView<'a> {
     file: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<&'a str>,
@@ -69,15 +68,15 @@ struct SummaryView {
     warnings: usize,
 }
 
-/// The findings of `validation` as in the JSON report (the `findings` array), for a program
-/// that embeds them (the planner's repair request).
-pub fn findings(validation: &Validation) -> serde_json::Value {
+/// The findings as in the JSON report (the `findings` array), for a program that embeds
+/// them (the planner's repair request).
+pub fn findings<'a>(report: impl Into<Report<'a>>) -> serde_json::Value {
     // Serialising plain structs of strings and numbers cannot fail.
-    serde_json::to_value(finding_views(validation)).unwrap_or_default()
+    serde_json::to_value(finding_views(&report.into())).unwrap_or_default()
 }
 
-fn finding_views(validation: &Validation) -> Vec<FindingView<'_>> {
-    let mut locators = Locators::new(validation);
+fn finding_views<'a>(report: &Report<'a>) -> Vec<FindingView<'a>> {
+    let mut locators = Locators::new(report);
     let mut span = |origin: Origin, span: Span| {
         let at = locators.locate(origin, span.start());
         SpanView {
@@ -87,15 +86,14 @@ fn finding_views(validation: &Validation) -> Vec<FindingView<'_>> {
             column: at.column,
         }
     };
-    validation
+    report
         .findings
         .iter()
-        .map(|f: &Finding| FindingView {
+        .map(|f: &'a Finding| FindingView {
             code: f.code.as_str(),
             severity: f.severity.as_str(),
             message: &f.message,
-            file: (f.origin == Origin::Definition)
-                .then(|| validation.source(f.origin).name.as_str()),
+            file: (f.origin == Origin::Definition).then(|| report.file(f.origin).name),
             pointer: &f.pointer,
             span: span(f.origin, f.span),
             help: f.help.as_deref(),
@@ -116,19 +114,29 @@ fn finding_views(validation: &Validation) -> Vec<FindingView<'_>> {
         .collect()
 }
 
-/// The JSON report of `validation`, pretty-printed, without a trailing newline.
-pub fn render(validation: &Validation) -> String {
-    let findings = finding_views(validation);
-    let summary = validation.summary();
-    let report = Report {
-        file: &validation.draft.name,
-        version: validation.version.as_deref(),
-        findings,
+/// The JSON report, of a [`Validation`](crate::pipeline::Validation) or any [`Report`], as
+/// a value: what [`render`] prints, for a program that keeps it (a registration record).
+pub fn value<'a>(report: impl Into<Report<'a>>) -> serde_json::Value {
+    // Serialising plain structs of strings and numbers cannot fail.
+    serde_json::to_value(view(&report.into())).unwrap_or_default()
+}
+
+/// The JSON report, of a [`Validation`](crate::pipeline::Validation) or any [`Report`],
+/// pretty-printed, without a trailing newline.
+pub fn render<'a>(report: impl Into<Report<'a>>) -> String {
+    // Serialising plain structs of strings and numbers cannot fail.
+    serde_json::to_string_pretty(&view(&report.into())).unwrap_or_default()
+}
+
+fn view<'a>(report: &Report<'a>) -> ReportView<'a> {
+    let summary = report.summary();
+    ReportView {
+        file: report.name(),
+        version: report.version,
+        findings: finding_views(report),
         summary: SummaryView {
             errors: summary.errors,
             warnings: summary.warnings,
         },
-    };
-    // Serialising plain structs of strings and numbers cannot fail.
-    serde_json::to_string_pretty(&report).unwrap_or_default()
+    }
 }

@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use lwir_spec::{Code, Finding, Origin, PatchOp, Span, pointer};
 use serde::Serialize;
 
-use super::Locators;
-use crate::pipeline::{Source, Validation};
+use super::{File, Locators, Report};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -191,24 +190,15 @@ struct ResultProperties<'a> {
     patch: Option<&'a [PatchOp]>,
 }
 
-/// The SARIF 2.1.0 log of `validation`, pretty-printed.
-pub fn render(validation: &Validation) -> String {
-    let mut locators = Locators::new(validation);
-    let definition = validation.definition.as_ref().map(|d| &d.source);
-    let sources: Vec<&Source> = if validation.has_draft() {
-        std::iter::once(&validation.draft)
-            .chain(definition)
-            .collect()
-    } else {
-        definition.into_iter().collect()
-    };
-    let uris: Vec<String> = sources.iter().map(|s| uri_reference(&s.name)).collect();
+/// The SARIF 2.1.0 log (of a [`Validation`](crate::pipeline::Validation), or any
+/// [`Report`]), pretty-printed.
+pub fn render<'a>(report: impl Into<Report<'a>>) -> String {
+    let report = report.into();
+    let mut locators = Locators::new(&report);
+    let files: Vec<File<'_>> = report.draft.into_iter().chain(report.definition).collect();
+    let uris: Vec<String> = files.iter().map(|f| uri_reference(f.name)).collect();
     let artifact = |origin: Origin| {
-        let index = usize::from(
-            origin == Origin::Definition
-                && validation.definition.is_some()
-                && validation.has_draft(),
-        );
+        let index = usize::from(origin == Origin::Definition && files.len() == 2);
         ArtifactLocation {
             uri: &uris[index],
             index,
@@ -217,7 +207,7 @@ pub fn render(validation: &Validation) -> String {
 
     // Rules: the codes that occur, in code order.
     let mut rule_index: BTreeMap<Code, usize> = BTreeMap::new();
-    for f in &validation.findings {
+    for f in report.findings {
         rule_index.insert(f.code, 0);
     }
     for (i, index) in rule_index.values_mut().enumerate() {
@@ -225,8 +215,8 @@ pub fn render(validation: &Validation) -> String {
     }
     let rules = rule_index.keys().map(|&code| rule(code)).collect();
 
-    let mut results = Vec::with_capacity(validation.findings.len());
-    for f in &validation.findings {
+    let mut results = Vec::with_capacity(report.findings.len());
+    for f in report.findings {
         let mut message = f.message.clone();
         if let Some(help) = &f.help {
             message.push_str("\nhelp: ");
@@ -263,7 +253,7 @@ pub fn render(validation: &Validation) -> String {
             message: Text { text: message },
             locations,
             related_locations,
-            fixes: text_fix(validation, f, artifact(f.origin))
+            fixes: text_fix(report.file(f.origin), f, artifact(f.origin))
                 .into_iter()
                 .collect(),
             properties: ResultProperties {
@@ -274,21 +264,15 @@ pub fn render(validation: &Validation) -> String {
             },
         });
     }
-    let artifacts = sources
+    let artifacts = files
         .iter()
         .enumerate()
-        .map(|(index, _)| Artifact {
+        .map(|(index, file)| Artifact {
             location: ArtifactLocation {
                 uri: &uris[index],
                 index,
             },
-            length: validation
-                .bytes(if index == 0 && validation.has_draft() {
-                    Origin::Draft
-                } else {
-                    Origin::Definition
-                })
-                .len(),
+            length: file.bytes.len(),
         })
         .collect();
     let log = Log {
@@ -387,16 +371,12 @@ fn rule(code: Code) -> Rule {
 
 /// The fix of `f` as a text edit, when its patch is one that maps to text: replacing a value,
 /// or renaming a key within its object.
-fn text_fix<'a>(
-    validation: &'a Validation,
-    f: &Finding,
-    at: ArtifactLocation<'a>,
-) -> Option<SarifFix<'a>> {
+fn text_fix<'a>(file: File<'_>, f: &Finding, at: ArtifactLocation<'a>) -> Option<SarifFix<'a>> {
     let fix = f.fix.as_ref()?;
     let [op] = fix.patch.as_slice() else {
         return None;
     };
-    let doc = validation.document(f.origin)?;
+    let doc = file.document?;
     let (span, text) = match op {
         PatchOp::Replace { path, value } => {
             (doc.span_of(path)?, serde_json::to_string(value).ok()?)
