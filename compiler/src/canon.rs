@@ -268,15 +268,7 @@ pub fn sha256_of(bytes: &[u8]) -> String {
 }
 
 fn hex_digest(hasher: Sha256) -> String {
-    let digest = hasher.finalize();
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(7 + 64);
-    text.push_str("sha256:");
-    for byte in digest {
-        text.push(char::from(HEX[usize::from(byte >> 4)]));
-        text.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-    text
+    lwir_spec::digest::prefixed(hasher)
 }
 
 /// Where canonical bytes go: a `Vec` (the whole form) or a [`Buffered`] writer.

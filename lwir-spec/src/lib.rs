@@ -7,6 +7,7 @@
 //! - [`finding`] and [`codes`]: the one `Finding` type and the one table of codes.
 
 pub mod codes;
+pub mod digest;
 pub mod document;
 pub mod expr;
 pub mod finding;

@@ -18,7 +18,6 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::events::{
     CallFailed, Event, EventLog, LogError, ModelCalled, ModelResponded, SessionEvent,
@@ -147,7 +146,7 @@ impl<'a> Journal<'a> {
         self.record(SessionEvent::ModelCalled(ModelCalled {
             call: request.call(),
             kind: request.kind().to_owned(),
-            request_sha256: hex(&Sha256::digest(&bytes)),
+            request_sha256: lwir_spec::digest::sha256_hex(&bytes),
             request_bytes: bytes.len() as u64,
             attempt: request.attempt(),
         }))?;
@@ -232,12 +231,4 @@ fn compact(event: &str, data: &Value) -> String {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }

@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
 use lwir_spec::ir::{Definition, Step, StepKind, Tool};
-use lwir_spec::suggest::suggest;
 use lwir_spec::{Code, Finding, Fix, PatchOp, pointer};
 
 use crate::literal::is_literal;
-use crate::{Context, expected_types, head, one_of};
+use crate::{Context, expected_types, head, one_of, replace_at, unknown_name};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some((_, def)) = &cx.definition else {
@@ -63,16 +62,16 @@ fn resolve<'d, 'a>(
         node.span,
         format!("unknown tool `{id}`"),
     );
-    finding = match suggest(id, def.tools.iter().map(|t| t.id)) {
-        Some((candidate, applicability)) => finding
-            .with_help(format!("did you mean `{candidate}`?"))
-            .with_fix(Fix::replace(applicability, at, candidate)),
-        None if def.tools.is_empty() => finding.with_help("the definition allows no tools"),
-        None => finding.with_help(format!(
-            "the definition allows {}",
-            one_of(def.tools.iter().map(|t| t.id))
-        )),
-    };
+    finding = unknown_name(
+        finding,
+        id,
+        def.tools.iter().map(|t| t.id),
+        replace_at(&at),
+        |all| match all {
+            "" => "the definition allows no tools".to_owned(),
+            all => format!("the definition allows {all}"),
+        },
+    );
     out.push(finding);
     None
 }
@@ -141,22 +140,22 @@ fn arguments<'d>(
                 .iter()
                 .map(|p| p.key.as_str())
                 .filter(|k| !given(k));
-            finding = match suggest(&member.key, absent) {
-                Some((candidate, applicability)) => finding
-                    .with_help(format!("did you mean `{candidate}`?"))
-                    .with_fix(Fix {
-                        applicability,
-                        patch: vec![PatchOp::Move {
-                            from: at,
-                            path: pointer::join(&args_at, candidate),
-                        }],
-                    }),
-                None => finding.with_help(format!(
+            let rename = |candidate: &str, applicability| {
+                Some(Fix {
+                    applicability,
+                    patch: vec![PatchOp::Move {
+                        from: at,
+                        path: pointer::join(&args_at, candidate),
+                    }],
+                })
+            };
+            finding = unknown_name(finding, &member.key, absent, rename, |_| {
+                format!(
                     "`{}` takes {}",
                     tool.id,
                     one_of(properties.iter().map(|p| p.key.as_str()))
-                )),
-            };
+                )
+            });
             out.push(finding);
         }
     }

@@ -6,11 +6,10 @@ use std::collections::HashMap;
 
 use lwir_spec::document::Node;
 use lwir_spec::ir::{Limits, MAX_CODE_BODY_BYTES, Step, StepKind};
-use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 
 use crate::expr::Reference;
-use crate::{Context, head};
+use crate::{Context, head, replace_at, unknown_name};
 
 /// A step with an id, as a node of the dependency graph.
 struct Vertex<'d> {
@@ -235,12 +234,9 @@ fn dangling_after(
             .iter()
             .map(|v| v.id)
             .filter(|id| Some(*id) != own_id);
-        finding = match suggest(target, ids) {
-            Some((candidate, applicability)) => finding
-                .with_help(format!("did you mean `{candidate}`?"))
-                .with_fix(Fix::replace(applicability, at.clone(), candidate)),
-            None => finding.with_help("remove it, or name the step that must finish first"),
-        };
+        finding = unknown_name(finding, target, ids, replace_at(at), |_| {
+            "remove it, or name the step that must finish first".to_owned()
+        });
         out.push(finding);
     }
 }

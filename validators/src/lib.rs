@@ -12,7 +12,8 @@
 
 use lwir_spec::finding::sort_findings;
 use lwir_spec::ir::{Definition, Draft};
-use lwir_spec::{Code, Finding, Span, SpannedDocument};
+use lwir_spec::suggest::suggest;
+use lwir_spec::{Applicability, Code, Finding, Fix, Span, SpannedDocument};
 
 mod capability;
 pub mod compat;
@@ -117,6 +118,33 @@ pub fn check_draft(
 /// that it underlines `{` rather than a hundred lines.
 pub(crate) fn head(span: Span) -> Span {
     Span::new(span.start(), (span.start() + 1).min(span.end()))
+}
+
+/// `finding` about the unknown name `wrong`, with help: "did you mean" the closest of
+/// `names` (and the fix `fix` makes of it, if any) when one is close, else what
+/// `otherwise` says given the names listed ("`a`, `b` or `c`", empty when there are none).
+pub(crate) fn unknown_name<'a>(
+    finding: Finding,
+    wrong: &str,
+    names: impl Iterator<Item = &'a str> + Clone,
+    fix: impl FnOnce(&'a str, Applicability) -> Option<Fix>,
+    otherwise: impl FnOnce(&str) -> String,
+) -> Finding {
+    match suggest(wrong, names.clone()) {
+        Some((candidate, applicability)) => {
+            let finding = finding.with_help(format!("did you mean `{candidate}`?"));
+            match fix(candidate, applicability) {
+                Some(fix) => finding.with_fix(fix),
+                None => finding,
+            }
+        }
+        None => finding.with_help(otherwise(&one_of(names))),
+    }
+}
+
+/// The fix replacing the value at `at` with the suggested name.
+pub(crate) fn replace_at(at: &str) -> impl FnOnce(&str, Applicability) -> Option<Fix> + '_ {
+    move |candidate, applicability| Some(Fix::replace(applicability, at, candidate))
 }
 
 /// `a`, `b` and `c` as "`a`, `b` or `c`": alternatives.

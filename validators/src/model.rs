@@ -3,10 +3,9 @@
 
 use lwir_spec::document::Node;
 use lwir_spec::ir::{Definition, ModelSlot, Quality, Step, StepKind};
-use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, pointer};
 
-use crate::{Context, all_of, one_of};
+use crate::{Context, all_of, replace_at, unknown_name};
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let Some((_, def)) = &cx.definition else {
@@ -77,16 +76,13 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
             model_node.span,
             format!("unknown model slot `{id}`"),
         );
-        finding = match suggest(id, def.models.iter().map(|m| m.id)) {
-            Some((candidate, applicability)) => finding
-                .with_help(format!("did you mean `{candidate}`?"))
-                .with_fix(Fix::replace(applicability, model_at, candidate)),
-            None if def.models.is_empty() => finding.with_help("the definition has no model slots"),
-            None => finding.with_help(format!(
-                "the definition has {}",
-                one_of(def.models.iter().map(|m| m.id))
-            )),
-        };
+        finding = unknown_name(
+            finding,
+            id,
+            def.models.iter().map(|m| m.id),
+            replace_at(&model_at),
+            slots_help,
+        );
         out.push(finding);
         return;
     };
@@ -169,6 +165,14 @@ fn model_call(def: &Definition<'_>, step: &Step<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// What there is when a model slot is unknown and none is close.
+fn slots_help(all: &str) -> String {
+    match all {
+        "" => "the definition has no model slots".to_owned(),
+        all => format!("the definition has {all}"),
+    }
+}
+
 /// The definition's planner must name one of its own slots.
 pub(crate) fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
     let Some(node) = def.root.get("planner").and_then(|p| p.get("model")) else {
@@ -184,13 +188,13 @@ pub(crate) fn planner_slot(def: &Definition<'_>, out: &mut Vec<Finding>) {
         node.span,
         format!("the planner uses unknown model slot `{id}`"),
     );
-    finding = match suggest(id, def.models.iter().map(|m| m.id)) {
-        Some((candidate, _)) => finding.with_help(format!("did you mean `{candidate}`?")),
-        None if def.models.is_empty() => finding.with_help("the definition has no model slots"),
-        None => finding.with_help(format!(
-            "the definition has {}",
-            one_of(def.models.iter().map(|m| m.id))
-        )),
-    };
+    // No fix: which slot the planner should use is the definition author's choice.
+    finding = unknown_name(
+        finding,
+        id,
+        def.models.iter().map(|m| m.id),
+        |_, _| None,
+        slots_help,
+    );
     out.push(finding.in_definition());
 }

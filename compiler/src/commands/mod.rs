@@ -69,6 +69,25 @@ pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
     })
 }
 
+/// A draft and the definition it is compiled against, both required (`register`, `repair`).
+#[derive(clap::Args)]
+pub(crate) struct DraftArgs {
+    /// The LWIR draft (`-` for standard input).
+    #[arg(value_name = "DRAFT")]
+    pub(crate) draft: String,
+    /// The WorkflowDefinition the draft is compiled against (`-` for standard input).
+    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
+    pub(crate) definition: String,
+}
+
+impl DraftArgs {
+    /// Reads both files.
+    pub(crate) fn read(&self) -> anyhow::Result<(Source, Source)> {
+        let (draft, definition) = read_pair(&self.draft, Some(&self.definition))?;
+        Ok((draft, definition.context("a definition is required")?))
+    }
+}
+
 /// Reads the draft and the definition, refusing to read standard input twice.
 pub(crate) fn read_pair(
     draft: &str,

@@ -8,7 +8,7 @@ use lwirc::registry::{Registered, Registration, Registry, RegistryError};
 use lwirc::render::human;
 use lwirc::render::terminal::sanitize;
 
-use super::{ColorChoice, print, read_pair, registry_dir, stderr_color};
+use super::{ColorChoice, DraftArgs, print, registry_dir, stderr_color};
 use crate::exit;
 
 /// Validate a draft and register it as an immutable, content-addressed workflow version.
@@ -47,12 +47,8 @@ use crate::exit;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The LWIR draft to register (`-` for standard input).
-    #[arg(value_name = "DRAFT")]
-    draft: String,
-    /// The WorkflowDefinition the draft is compiled against.
-    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
-    definition: String,
+    #[command(flatten)]
+    files: DraftArgs,
     /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "DIR")]
     registry: Option<PathBuf>,
@@ -66,8 +62,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
-    let validation = pipeline::compile(draft, definition);
+    let (draft, definition) = args.files.read()?;
+    let validation = pipeline::compile(draft, Some(definition));
     let options = |color| human::HumanOptions {
         color,
         ..Default::default()
@@ -136,7 +132,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
                 "a version is immutable: `lwirc drift {version} -d {0}` shows the same; if the \
                  draft is still right against it, `lwirc register … -d {0} --rebase` records \
                  a new registration of the same version (the earlier one is kept)",
-                sanitize(&args.definition)
+                sanitize(&args.files.definition)
             );
             Ok(exit::FINDINGS)
         }

@@ -7,7 +7,7 @@ use lwirc::session::PipelineCheck;
 use serde_json::Value;
 
 use super::planning::{self, PlannerArgs};
-use super::{print_bytes, read_pair, write_atomically};
+use super::{DraftArgs, print_bytes, write_atomically};
 use crate::exit;
 
 /// Repair a draft: safe fixes first, then the planner, within bounds.
@@ -37,12 +37,8 @@ use crate::exit;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The LWIR draft to repair (`-` for standard input).
-    #[arg(value_name = "DRAFT")]
-    draft: String,
-    /// The WorkflowDefinition the draft is compiled against.
-    #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
-    definition: String,
+    #[command(flatten)]
+    files: DraftArgs,
     /// Where to write the repaired draft (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<std::path::PathBuf>,
@@ -53,8 +49,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let command: PlannerCommand = args.planner.command()?;
     let limits = args.planner.limits()?;
-    let (draft, definition) = read_pair(&args.draft, Some(&args.definition))?;
-    let definition = definition.expect("a definition is required");
+    let (draft, definition) = args.files.read()?;
     let Some(prepared) = planning::prepare(definition) else {
         return Ok(exit::FINDINGS);
     };
