@@ -17,7 +17,6 @@ pub mod schemas;
 pub mod span;
 pub mod suggest;
 pub mod time;
-pub mod types;
 
 pub use codes::Code;
 pub use document::{Node, SpannedDocument, Value};

@@ -47,7 +47,7 @@
 
 use std::fmt::Display;
 
-use lwir_spec::types::{Bound, Kind, Ty, is_integral};
+use crate::types::{Bound, Kind, Ty, is_integral};
 use serde_json::Value as Json;
 
 mod lists;
@@ -409,7 +409,7 @@ impl Checker {
     /// difference, unless the producer has a single value.
     fn against_literal(&mut self, p: &Ty, w: &Json) -> Compat {
         let samples = self.samples(p, 2);
-        if let Some(x) = samples.iter().find(|x| !lwir_spec::types::json_equal(x, w)) {
+        if let Some(x) = samples.iter().find(|x| !crate::types::json_equal(x, w)) {
             let x = x.clone();
             return self.no(
                 x.clone(),
@@ -681,7 +681,7 @@ fn has_pattern(ty: &Ty) -> bool {
 
 /// A value for a message: compact JSON, shortened past 60 characters.
 pub(crate) fn show(v: &Json) -> String {
-    lwir_spec::types::short(v, 60)
+    crate::types::short(v, 60)
 }
 
 fn kind_name(v: &Json) -> &'static str {

@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::document::{Node, Value, string_source_offset};
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
@@ -19,7 +20,6 @@ use lwir_spec::expr::{
 };
 use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
-use lwir_spec::types::{ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 use serde::Serialize;
 
@@ -434,7 +434,7 @@ impl<'d> Checker<'_, 'd, '_> {
         let at = step.pointer_to("over");
         self.current_step = step.pointer.clone();
         let ty = self.value(node, at.clone(), scope);
-        if !may_be(&ty, LIST) {
+        if !ty.may_be(Kinds::LIST) {
             self.push(Finding::new(
                 Code::TypeMismatch,
                 at,
@@ -447,7 +447,7 @@ impl<'d> Checker<'_, 'd, '_> {
     }
 
     fn expect_bool(&mut self, ty: &Ty, node: &Node, at: &str, what: &str) {
-        if !may_be(ty, BOOL) {
+        if !ty.may_be(Kinds::BOOL) {
             self.push(Finding::new(
                 Code::TypeMismatch,
                 at,
@@ -595,7 +595,7 @@ impl<'d> Checker<'_, 'd, '_> {
                         Part::Expr(e) => {
                             let (ty, c) = typer.expr(e);
                             cost = cost.saturating_add(c);
-                            if !may_be(&ty, SCALAR) {
+                            if !ty.may_be(Kinds::SCALAR) {
                                 let span = typer.span(e.span);
                                 typer.checker.push(
                                     Finding::new(
@@ -742,7 +742,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                             },
                         )),
                         _ => {
-                            if !may_be(&kt, STRING) {
+                            if !kt.may_be(Kinds::STRING) {
                                 self.report(
                                     Code::TypeMismatch,
                                     k.span,
@@ -776,14 +776,14 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 let (it, ic) = self.expr(index);
                 let cost = tc.saturating_add(ic).saturating_add(1);
                 if let ExprKind::String { value } = &index.kind
-                    && may_be(&tt, OBJECT)
+                    && tt.may_be(Kinds::OBJECT)
                 {
                     return (self.property(&tt, value, index.span, expr), cost);
                 }
-                if may_be(&tt, LIST) && may_be(&it, INT) {
+                if tt.may_be(Kinds::LIST) && it.may_be(Kinds::INT) {
                     return (tt.element().unwrap_or(Ty::Any), cost);
                 }
-                if may_be(&tt, OBJECT) && may_be(&it, STRING) {
+                if tt.may_be(Kinds::OBJECT) && it.may_be(Kinds::STRING) {
                     return (Ty::Any, cost);
                 }
                 self.report(
@@ -803,12 +803,16 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 let (t, c) = self.expr(operand);
                 let ty = match op {
                     UnaryOp::Not => {
-                        self.expect(&t, BOOL, operand.span, "`!` needs a boolean");
+                        self.expect(&t, Kinds::BOOL, operand.span, "`!` needs a boolean");
                         Ty::Bool
                     }
                     UnaryOp::Negate => {
-                        self.expect(&t, NUMBER, operand.span, "`-` needs a number");
-                        if only(&t, INT) { int_ty() } else { number_ty() }
+                        self.expect(&t, Kinds::NUMBER, operand.span, "`-` needs a number");
+                        if t.only(Kinds::INT) {
+                            int_ty()
+                        } else {
+                            number_ty()
+                        }
                     }
                 };
                 (ty, c.saturating_add(1))
@@ -822,7 +826,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 let (ct, cc) = self.expr(condition);
                 self.expect(
                     &ct,
-                    BOOL,
+                    Kinds::BOOL,
                     condition.span,
                     "the condition of `?:` must be a boolean",
                 );
@@ -852,13 +856,27 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let sym = op.as_str();
         let ty = match op {
             BinaryOp::And | BinaryOp::Or => {
-                self.expect(&lt, BOOL, lhs.span, &format!("`{sym}` needs booleans"));
-                self.expect(&rt, BOOL, rhs.span, &format!("`{sym}` needs booleans"));
+                self.expect(
+                    &lt,
+                    Kinds::BOOL,
+                    lhs.span,
+                    &format!("`{sym}` needs booleans"),
+                );
+                self.expect(
+                    &rt,
+                    Kinds::BOOL,
+                    rhs.span,
+                    &format!("`{sym}` needs booleans"),
+                );
                 Ty::Bool
             }
             BinaryOp::Eq | BinaryOp::Ne => {
-                let (l, r) = (kinds(&lt), kinds(&rt));
-                if l & r == 0 && l != 0 && r != 0 && !(l & NUMBER != 0 && r & NUMBER != 0) {
+                let (l, r) = (lt.kinds(), rt.kinds());
+                if !l.meets(r)
+                    && l != Kinds::NONE
+                    && r != Kinds::NONE
+                    && !(l.meets(Kinds::NUMBER) && r.meets(Kinds::NUMBER))
+                {
                     self.report(
                         Code::TypeMismatch,
                         Span::new(lhs.span.start(), rhs.span.end()),
@@ -872,8 +890,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 Ty::Bool
             }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                let comparable = (may_be(&lt, NUMBER) && may_be(&rt, NUMBER))
-                    || (may_be(&lt, STRING) && may_be(&rt, STRING));
+                let comparable = (lt.may_be(Kinds::NUMBER) && rt.may_be(Kinds::NUMBER))
+                    || (lt.may_be(Kinds::STRING) && rt.may_be(Kinds::STRING));
                 if !comparable {
                     self.report(
                         Code::TypeMismatch,
@@ -890,30 +908,30 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             BinaryOp::In => {
                 self.expect(
                     &rt,
-                    LIST | OBJECT,
+                    Kinds::LIST.or(Kinds::OBJECT),
                     rhs.span,
                     "`in` looks in a list or a map",
                 );
                 Ty::Bool
             }
             BinaryOp::Add => {
-                if only(&lt, INT) && only(&rt, INT) {
+                if lt.only(Kinds::INT) && rt.only(Kinds::INT) {
                     int_ty()
-                } else if may_be(&lt, NUMBER)
-                    && may_be(&rt, NUMBER)
-                    && only(&lt, NUMBER)
-                    && only(&rt, NUMBER)
+                } else if lt.may_be(Kinds::NUMBER)
+                    && rt.may_be(Kinds::NUMBER)
+                    && lt.only(Kinds::NUMBER)
+                    && rt.only(Kinds::NUMBER)
                 {
                     number_ty()
-                } else if only(&lt, STRING) && only(&rt, STRING) {
+                } else if lt.only(Kinds::STRING) && rt.only(Kinds::STRING) {
                     string_ty()
-                } else if only(&lt, LIST) && only(&rt, LIST) {
+                } else if lt.only(Kinds::LIST) && rt.only(Kinds::LIST) {
                     let items = Ty::union([
                         lt.element().unwrap_or(Ty::Any),
                         rt.element().unwrap_or(Ty::Any),
                     ]);
                     list_of(items)
-                } else if is_any(&lt) || is_any(&rt) {
+                } else if lt.is_unknown() || rt.is_unknown() {
                     Ty::Any
                 } else {
                     self.report(
@@ -929,9 +947,19 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 }
             }
             BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
-                self.expect(&lt, NUMBER, lhs.span, &format!("`{sym}` needs numbers"));
-                self.expect(&rt, NUMBER, rhs.span, &format!("`{sym}` needs numbers"));
-                if only(&lt, INT) && only(&rt, INT) {
+                self.expect(
+                    &lt,
+                    Kinds::NUMBER,
+                    lhs.span,
+                    &format!("`{sym}` needs numbers"),
+                );
+                self.expect(
+                    &rt,
+                    Kinds::NUMBER,
+                    rhs.span,
+                    &format!("`{sym}` needs numbers"),
+                );
+                if lt.only(Kinds::INT) && rt.only(Kinds::INT) {
                     int_ty()
                 } else {
                     number_ty()
@@ -942,8 +970,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
     }
 
     /// Reports `message` when `ty` cannot be any of `want`.
-    fn expect(&mut self, ty: &Ty, want: u8, span: Span, message: &str) {
-        if !may_be(ty, want) {
+    fn expect(&mut self, ty: &Ty, want: Kinds, span: Span, message: &str) {
+        if !ty.may_be(want) {
             self.report(
                 Code::TypeMismatch,
                 span,
@@ -1062,7 +1090,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
 
     /// Reads property `name` of a value of type `ty`.
     fn property(&mut self, ty: &Ty, name: &str, name_span: Span, whole: &Expr) -> Ty {
-        if !may_be(ty, OBJECT) {
+        if !ty.may_be(Kinds::OBJECT) {
             self.report(
                 Code::UnknownProperty,
                 name_span,
@@ -1311,12 +1339,12 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         }
         let fitting = function.signatures.iter().find(|sig| {
             sig.params.len() == arg_tys.len()
-                && may_be(&st, param_kinds(sig.subject))
+                && st.may_be(param_kinds(sig.subject))
                 && sig
                     .params
                     .iter()
                     .zip(&arg_tys)
-                    .all(|(p, t)| may_be(t, param_kinds(*p)))
+                    .all(|(p, t)| t.may_be(param_kinds(*p)))
         });
         match fitting {
             Some(sig) => (param_ty(sig.result), cost),
@@ -1399,7 +1427,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             );
             return (Ty::Any, lc);
         };
-        if !may_be(&lt, LIST) {
+        if !lt.may_be(Kinds::LIST) {
             self.report(
                 Code::TypeMismatch,
                 list.span,
@@ -1423,7 +1451,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             "filter" => {
                 self.expect(
                     &bt,
-                    BOOL,
+                    Kinds::BOOL,
                     body.span,
                     "the predicate of `filter` must be a boolean",
                 );
@@ -1432,7 +1460,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             _ => {
                 self.expect(
                     &bt,
-                    BOOL,
+                    Kinds::BOOL,
                     body.span,
                     &format!("the predicate of `{name}` must be a boolean"),
                 );
@@ -1531,67 +1559,16 @@ fn schema_ty(schema: &Node, root: &Node, exact: bool) -> Ty {
     }
 }
 
-// Kinds of JSON value a type may have, as bits.
-const NULL: u8 = 1;
-const BOOL: u8 = 2;
-const INT: u8 = 4;
-const FRACTION: u8 = 8;
-const STRING: u8 = 16;
-const LIST: u8 = 32;
-const OBJECT: u8 = 64;
-const NUMBER: u8 = INT | FRACTION;
-const SCALAR: u8 = NULL | BOOL | NUMBER | STRING;
-const ALL: u8 = 127;
-
-fn kinds(ty: &Ty) -> u8 {
-    match ty {
-        Ty::Any | Ty::Opaque(_) => ALL,
-        Ty::Never => 0,
-        Ty::Null => NULL,
-        Ty::Bool => BOOL,
-        Ty::Int(_) => INT,
-        Ty::Number(_) => NUMBER,
-        Ty::String(_) => STRING,
-        Ty::List(_) => LIST,
-        Ty::Object(_) => OBJECT,
-        Ty::Literal(v) => match v {
-            serde_json::Value::Null => NULL,
-            serde_json::Value::Bool(_) => BOOL,
-            serde_json::Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => INT,
-            serde_json::Value::Number(_) => FRACTION,
-            serde_json::Value::String(_) => STRING,
-            serde_json::Value::Array(_) => LIST,
-            serde_json::Value::Object(_) => OBJECT,
-        },
-        Ty::Union(members) => members.iter().fold(0, |k, m| k | kinds(m)),
-    }
-}
-
-/// Whether a value of `ty` may be of one of the kinds in `want`.
-fn may_be(ty: &Ty, want: u8) -> bool {
-    kinds(ty) & want != 0
-}
-
-/// Whether every value of `ty` is of one of the kinds in `want`.
-fn only(ty: &Ty, want: u8) -> bool {
-    let k = kinds(ty);
-    k != ALL && k & !want == 0
-}
-
-fn is_any(ty: &Ty) -> bool {
-    kinds(ty) == ALL
-}
-
-fn param_kinds(p: Param) -> u8 {
+fn param_kinds(p: Param) -> Kinds {
     match p {
-        Param::Any => ALL,
-        Param::Scalar => SCALAR,
-        Param::Bool => BOOL,
-        Param::Int => INT,
-        Param::Double => NUMBER,
-        Param::String => STRING,
-        Param::Sized => STRING | LIST | OBJECT,
-        Param::ListOfString | Param::List => LIST,
+        Param::Any => Kinds::ALL,
+        Param::Scalar => Kinds::SCALAR,
+        Param::Bool => Kinds::BOOL,
+        Param::Int => Kinds::INT,
+        Param::Double => Kinds::NUMBER,
+        Param::String => Kinds::STRING,
+        Param::Sized => Kinds::STRING.or(Kinds::LIST).or(Kinds::OBJECT),
+        Param::ListOfString | Param::List => Kinds::LIST,
     }
 }
 
@@ -1650,7 +1627,10 @@ fn undeclared_by_default(ty: &Ty, name: &str) -> bool {
     match ty {
         Ty::Object(o) => o.open_by_default && !o.properties.is_empty() && o.prop(name).is_none(),
         Ty::Union(members) => {
-            let mut objects = members.iter().filter(|m| may_be(m, OBJECT)).peekable();
+            let mut objects = members
+                .iter()
+                .filter(|m| m.may_be(Kinds::OBJECT))
+                .peekable();
             objects.peek().is_some() && objects.all(|m| undeclared_by_default(m, name))
         }
         _ => false,

@@ -23,6 +23,7 @@ mod literal;
 mod model;
 pub mod shape;
 mod subset;
+pub mod types;
 
 /// What the validators look at: the draft and, when given, the definition.
 pub(crate) struct Context<'d> {

@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use lwir_spec::types::Ty;
 use lwir_validators::compat::{Compat, check};
+use lwir_validators::types::Ty;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -2,8 +2,8 @@
 //! (nested `$ref`s, wide objects), and, for value flows, the constraint that rejects.
 
 use lwir_spec::document::read;
-use lwir_spec::types::MAX_SUMMARY_CHARS;
 use lwir_spec::{Code, Finding};
+use lwir_validators::types::MAX_SUMMARY_CHARS;
 use serde_json::{Value, json};
 
 /// A tool output schema whose `$defs` nest six levels deep, four properties each: 4⁶

@@ -1,6 +1,6 @@
 //! Lists: lengths, each position (`prefixItems`, then `items`), and `uniqueItems`.
 
-use lwir_spec::types::{ListTy, Ty};
+use crate::types::{ListTy, Ty};
 
 use super::{Checker, Compat, MAX_ITEMS, note};
 

@@ -1,7 +1,7 @@
 //! Numbers: interval inclusion with inclusive and exclusive bounds, integers against
 //! numbers, and picking small numbers inside intervals for counterexamples.
 
-use lwir_spec::types::{Bound, Range};
+use crate::types::{Bound, Range};
 use serde_json::Value as Json;
 
 use super::{Checker, Compat};

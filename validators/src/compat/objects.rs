@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use lwir_spec::types::{ObjectTy, Ty};
+use crate::types::{ObjectTy, Ty};
 use serde_json::Value as Json;
 
 use super::{Checker, Compat, MAX_PROPERTIES, note};

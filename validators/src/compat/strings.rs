@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use lwir_spec::types::StringTy;
+use crate::types::StringTy;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use serde_json::Value as Json;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use lwir_spec::types::{ListTy, ObjectTy, Ty, json_equal};
+use crate::types::{ListTy, ObjectTy, Ty, json_equal};
 use serde_json::{Map, Value as Json};
 
 use super::{Checker, MAX_ITEMS, MAX_PROPERTIES, numbers, strings};

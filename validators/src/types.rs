@@ -48,8 +48,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::document::{Node, Value};
-use crate::pointer;
+use lwir_spec::document::{Node, Value};
+use lwir_spec::pointer;
 
 /// At most this many subschemas are visited while deriving one type (`$ref`s expanded);
 /// beyond it the rest is [`Ty::Opaque`].
@@ -194,6 +194,66 @@ impl Kind {
             Json::String(_) => Kind::String,
             Json::Array(_) => Kind::List,
             Json::Object(_) => Kind::Object,
+        }
+    }
+}
+
+/// A set of kinds of JSON value, integers told apart from other numbers: what a type may
+/// be ([`Ty::kinds`]), and what an operator or function takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Kinds(u8);
+
+impl Kinds {
+    /// No kind (the kinds of [`Ty::Never`]).
+    pub const NONE: Kinds = Kinds(0);
+    /// `null`.
+    pub const NULL: Kinds = Kinds(1);
+    /// `true` / `false`.
+    pub const BOOL: Kinds = Kinds(2);
+    /// An integer.
+    pub const INT: Kinds = Kinds(4);
+    /// A number with a fraction.
+    pub const FRACTION: Kinds = Kinds(8);
+    /// A string.
+    pub const STRING: Kinds = Kinds(16);
+    /// An array.
+    pub const LIST: Kinds = Kinds(32);
+    /// An object.
+    pub const OBJECT: Kinds = Kinds(64);
+    /// Any number.
+    pub const NUMBER: Kinds = Kinds::INT.or(Kinds::FRACTION);
+    /// Any value that is not an array or an object.
+    pub const SCALAR: Kinds = Kinds::NULL
+        .or(Kinds::BOOL)
+        .or(Kinds::NUMBER)
+        .or(Kinds::STRING);
+    /// Every kind (the kinds of [`Ty::Any`]).
+    pub const ALL: Kinds = Kinds(127);
+
+    /// Both sets together.
+    pub const fn or(self, other: Kinds) -> Kinds {
+        Kinds(self.0 | other.0)
+    }
+
+    /// Whether the sets share a kind.
+    pub const fn meets(self, other: Kinds) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// Whether every kind of this set is in `other`.
+    pub const fn within(self, other: Kinds) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    /// The kinds of [`Kind`] `kind` (a number: integers and others).
+    pub const fn of(kind: Kind) -> Kinds {
+        match kind {
+            Kind::Null => Kinds::NULL,
+            Kind::Bool => Kinds::BOOL,
+            Kind::Number => Kinds::NUMBER,
+            Kind::String => Kinds::STRING,
+            Kind::List => Kinds::LIST,
+            Kind::Object => Kinds::OBJECT,
         }
     }
 }
@@ -533,32 +593,57 @@ impl Ty {
         summarize(self, true, MAX_SUMMARY_CHARS)
     }
 
+    /// The kinds a value of this type may have; every kind for [`Ty::Any`] and
+    /// [`Ty::Opaque`], none for [`Ty::Never`].
+    pub fn kinds(&self) -> Kinds {
+        match self {
+            Ty::Any | Ty::Opaque(_) => Kinds::ALL,
+            Ty::Never => Kinds::NONE,
+            Ty::Null => Kinds::NULL,
+            Ty::Bool => Kinds::BOOL,
+            Ty::Int(_) => Kinds::INT,
+            Ty::Number(_) => Kinds::NUMBER,
+            Ty::String(_) => Kinds::STRING,
+            Ty::List(_) => Kinds::LIST,
+            Ty::Object(_) => Kinds::OBJECT,
+            Ty::Literal(v) => match v {
+                Json::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => Kinds::INT,
+                Json::Number(_) => Kinds::FRACTION,
+                other => Kinds::of(Kind::of(other)),
+            },
+            Ty::Union(members) => members.iter().fold(Kinds::NONE, |k, m| k.or(m.kinds())),
+        }
+    }
+
+    /// Whether a value of this type may be of one of the kinds in `want`.
+    pub fn may_be(&self, want: Kinds) -> bool {
+        self.kinds().meets(want)
+    }
+
+    /// Whether every value of this type is of one of the kinds in `want` (vacuously true
+    /// for [`Ty::Never`]; false for [`Ty::Any`] and [`Ty::Opaque`], which could be
+    /// anything).
+    pub fn only(&self, want: Kinds) -> bool {
+        let kinds = self.kinds();
+        kinds != Kinds::ALL && kinds.within(want)
+    }
+
+    /// Whether this type could be anything ([`Ty::Any`], [`Ty::Opaque`], or a union
+    /// covering every kind).
+    pub fn is_unknown(&self) -> bool {
+        self.kinds() == Kinds::ALL
+    }
+
     /// Whether a value of this type could be of kind `kind` (integers are numbers).
     /// [`Ty::Any`] and [`Ty::Opaque`] could be anything.
     pub fn is_possibly(&self, kind: Kind) -> bool {
-        match self {
-            Ty::Any | Ty::Opaque(_) => true,
-            Ty::Never => false,
-            Ty::Null => kind == Kind::Null,
-            Ty::Bool => kind == Kind::Bool,
-            Ty::Int(_) | Ty::Number(_) => kind == Kind::Number,
-            Ty::String(_) => kind == Kind::String,
-            Ty::List(_) => kind == Kind::List,
-            Ty::Object(_) => kind == Kind::Object,
-            Ty::Literal(v) => Kind::of(v) == kind,
-            Ty::Union(members) => members.iter().any(|m| m.is_possibly(kind)),
-        }
+        self.may_be(Kinds::of(kind))
     }
 
     /// Whether every value of this type is of kind `kind` (vacuously true for
     /// [`Ty::Never`]; false for [`Ty::Any`] and [`Ty::Opaque`]).
     pub fn is_only(&self, kind: Kind) -> bool {
-        match self {
-            Ty::Any | Ty::Opaque(_) => false,
-            Ty::Never => true,
-            Ty::Union(members) => members.iter().all(|m| m.is_only(kind)),
-            other => other.is_possibly(kind),
-        }
+        self.only(Kinds::of(kind))
     }
 
     /// The type of member `name` and whether it may be absent, for member access:
@@ -1873,7 +1958,7 @@ mod tests {
     fn from_spanned_nodes_agrees_with_serde_json() {
         let text = r##"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1.0}},
                        "required": ["n"], "$defs": {"x": {"const": 1}}, "additionalProperties": {"$ref": "#/$defs/x"}}"##;
-        let doc = crate::document::read(text.as_bytes().to_vec())
+        let doc = lwir_spec::document::read(text.as_bytes().to_vec())
             .document
             .unwrap();
         let json: Json = serde_json::from_str(text).unwrap();
