@@ -48,6 +48,7 @@
 use std::fmt::Display;
 
 use crate::types::{Bound, Kind, Ty, is_integral};
+use lwir_spec::{Code, Finding, Span};
 use serde_json::Value as Json;
 
 mod lists;
@@ -680,6 +681,58 @@ fn has_pattern(ty: &Ty) -> bool {
 }
 
 /// A value for a message: compact JSON, shortened past 60 characters.
+/// The finding, if any, for a value of `producer` flowing into `consumer` at `at`/`span`
+/// (LW501 when some value may not fit, with an example; LW502 when it cannot be decided):
+/// `what` names the value, `into` where it goes. A dyn producer (`{}` schemas, or a value
+/// after an earlier finding) is left to run time.
+pub(crate) fn flow_finding(
+    producer: &Ty,
+    consumer: &Ty,
+    at: &str,
+    span: Span,
+    what: &str,
+    into: &str,
+) -> Option<Finding> {
+    if matches!(producer, Ty::Any) {
+        return None;
+    }
+    match check(producer, consumer) {
+        Compat::Compatible => None,
+        Compat::Incompatible {
+            counterexample,
+            reason,
+            constraint,
+        } => {
+            let gives = producer.summary_with_constraints();
+            let example = show(&counterexample);
+            let message = match constraint {
+                Some(constraint) => format!(
+                    "{what} may not fit {into}: it gives {gives}, which the consumer's \
+                     {constraint} does not accept (e.g. {example})"
+                ),
+                None => format!(
+                    "{what} may not fit {into}: it gives {gives}, which accepts {} (e.g. \
+                     {example})",
+                    consumer.summary_with_constraints(),
+                ),
+            };
+            Some(
+                Finding::new(Code::IncompatibleValueFlow, at, span, message)
+                    .with_help(format!("for example {counterexample}: {reason}")),
+            )
+        }
+        Compat::Unknown { reason } => Some(
+            Finding::new(
+                Code::UndecidableValueFlow,
+                at,
+                span,
+                format!("cannot tell whether {what} fits {into}"),
+            )
+            .with_help(reason),
+        ),
+    }
+}
+
 pub(crate) fn show(v: &Json) -> String {
     crate::types::short(v, 60)
 }

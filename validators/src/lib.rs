@@ -7,7 +7,8 @@
 //! | [`shape`] | the meta-schemas of both documents, the LWIR version, the JSON Schema subset |
 //! | `capability` | tool references and literal arguments |
 //! | `model` | model-slot references and requirements |
-//! | [`expr`] | expressions: syntax, whitelist, scopes, types, value flows (with `compat`) |
+//! | [`expr`] | expressions: syntax, whitelist, scopes, types (`scope`, `typer`, `calls`, `plan`) |
+//! | [`compat`] | values flowing into schemas (LW501, LW502), for `expr` |
 //! | `graph` | ids, `after`, data references, cycles, the workflow name and the bounds |
 
 use lwir_spec::finding::sort_findings;

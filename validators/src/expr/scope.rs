@@ -1,0 +1,64 @@
+//! What an expression can see: the steps before it and the variables bound around it,
+//! and the references between steps it makes.
+
+use super::*;
+
+/// A data dependency from an expression.
+#[derive(Clone, Debug)]
+pub(crate) struct Reference {
+    /// The step whose field holds the expression.
+    pub(crate) from_step: String,
+    /// The referenced step id.
+    pub(crate) to: String,
+    /// Pointer and span of the reference.
+    pub(crate) pointer: String,
+    pub(crate) span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct StepInfo<'d> {
+    pub(super) id: &'d str,
+    pub(super) output: Option<Ty>,
+    pub(super) maybe_absent: bool,
+}
+
+/// What an expression can see: a stack of visible steps (innermost last) and of bound
+/// variables, with an index so that lookups do not scan the stack.
+#[derive(Debug, Default)]
+pub(super) struct Scope<'d> {
+    pub(super) steps: Vec<StepInfo<'d>>,
+    pub(super) by_id: HashMap<&'d str, Vec<usize>>,
+    pub(super) vars: Vec<(String, Ty)>,
+}
+
+impl<'d> Scope<'d> {
+    pub(super) fn push_step(&mut self, info: StepInfo<'d>) {
+        self.by_id
+            .entry(info.id)
+            .or_default()
+            .push(self.steps.len());
+        self.steps.push(info);
+    }
+
+    /// Removes the steps pushed since the stack had `len` entries, and returns them.
+    pub(super) fn pop_steps(&mut self, len: usize) -> Vec<StepInfo<'d>> {
+        let removed: Vec<StepInfo<'d>> = self.steps.drain(len..).collect();
+        for info in removed.iter().rev() {
+            if let Some(v) = self.by_id.get_mut(info.id) {
+                v.pop();
+                if v.is_empty() {
+                    self.by_id.remove(info.id);
+                }
+            }
+        }
+        removed
+    }
+
+    /// The innermost visible step with id `id`.
+    pub(super) fn step(&self, id: &str) -> Option<&StepInfo<'d>> {
+        self.by_id
+            .get(id)
+            .and_then(|v| v.last())
+            .map(|&i| &self.steps[i])
+    }
+}
