@@ -1,6 +1,6 @@
 //! The compile session — [`compile`]: a definition, a planner and a registry in; a registered
 //! version or an attributed failure out, event-logged — and what it and `lwirc repair` add
-//! to the repair loop of `lwir-repair` (`lwir_repair::session`, which validates, fixes and
+//! to the repair loop of `lwir-repair` (`lwir_repair::repair_loop`, which validates, fixes and
 //! asks the planner, but registers and logs nothing of its own): the validation pipeline as
 //! the loop's checker, the bounds from the definition, the session's first event.
 
@@ -14,7 +14,7 @@ use lwir_repair::fixes::{Check, Checked};
 use lwir_repair::harness::Planner;
 use lwir_repair::journal::{Journal, JournalError};
 use lwir_repair::process::Limits;
-use lwir_repair::session::{Bounds, Context, Outcome, Start};
+use lwir_repair::repair_loop::{Bounds, Context, Outcome, Start};
 use lwir_spec::{Finding, Origin};
 use serde_json::Value;
 
@@ -409,7 +409,7 @@ pub fn compile<S: Storage>(
         Arc::clone(&prepared.definition),
         dir.join("draft.json").display().to_string(),
     );
-    let outcome = lwir_repair::session::run(
+    let outcome = lwir_repair::repair_loop::run(
         Start::Plan,
         &context,
         bounds,

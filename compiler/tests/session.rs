@@ -75,7 +75,7 @@ impl Observer for Seen {
     fn begun(
         &mut self,
         _: &std::path::Path,
-        _: lwir_repair::session::Bounds,
+        _: lwir_repair::repair_loop::Bounds,
         resumed: Option<usize>,
     ) {
         assert_eq!(resumed, None);

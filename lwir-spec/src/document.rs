@@ -381,7 +381,7 @@ pub struct Context {
 impl Context {
     /// Reports every repeated key of `members` against its first occurrence and drops the
     /// repeat.
-    pub fn remove_duplicates(&mut self, members: &mut Vec<Member>) {
+    pub(crate) fn remove_duplicates(&mut self, members: &mut Vec<Member>) {
         let mut duplicates = Vec::new();
         if members.len() <= 16 {
             for (i, m) in members.iter().enumerate() {

@@ -15,7 +15,7 @@ pub fn push_token(pointer: &mut String, token: &str) {
 }
 
 /// Appends an array index to `pointer`.
-pub fn push_index(pointer: &mut String, index: usize) {
+pub(crate) fn push_index(pointer: &mut String, index: usize) {
     // Writing to a String cannot fail.
     let _ = write!(pointer, "/{index}");
 }
@@ -77,7 +77,7 @@ fn unescape(token: &str) -> Option<String> {
 /// A path being walked, kept as segments so that a pointer string is only built when a
 /// finding needs one.
 #[derive(Clone, Debug, Default)]
-pub struct PathStack {
+pub(crate) struct PathStack {
     segments: Vec<Segment>,
 }
 
@@ -89,17 +89,17 @@ enum Segment {
 
 impl PathStack {
     /// Enters member `key`.
-    pub fn push_key(&mut self, key: String) {
+    pub(crate) fn push_key(&mut self, key: String) {
         self.segments.push(Segment::Key(key));
     }
 
     /// Enters array element `index`.
-    pub fn push_index(&mut self, index: usize) {
+    pub(crate) fn push_index(&mut self, index: usize) {
         self.segments.push(Segment::Index(index));
     }
 
     /// Leaves the innermost segment, giving back its key when it was a member.
-    pub fn pop(&mut self) -> Option<String> {
+    pub(crate) fn pop(&mut self) -> Option<String> {
         match self.segments.pop()? {
             Segment::Key(k) => Some(k),
             Segment::Index(_) => None,
@@ -107,7 +107,7 @@ impl PathStack {
     }
 
     /// The pointer to where the walk is now.
-    pub fn pointer(&self) -> String {
+    pub(crate) fn pointer(&self) -> String {
         let mut out = String::new();
         for s in &self.segments {
             match s {

@@ -5,7 +5,8 @@
 //! - [`fixes`]: machine-applicable fixes in passes, with rollback and cycle detection.
 //! - [`protocol`], [`process`] and [`harness`]: the planner, an external command speaking
 //!   `lwir-planner/1` over stdin/stdout, with a timeout and a size limit.
-//! - [`session`]: the bounded loop (validate → fixes → planner → …) and its report.
+//! - [`repair_loop`]: the bounded loop (validate → fixes → planner → …) and its report; it
+//!   registers and logs nothing of its own (`lwirc::session` is the compile session around it).
 //! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
 //!   resume a crashed session.
 //! - [`files`]: atomic writes and directory syncs, for everything lwirc writes.
@@ -18,7 +19,7 @@ pub mod harness;
 pub mod journal;
 pub mod process;
 pub mod protocol;
-pub mod session;
+pub mod repair_loop;
 
 use lwir_spec::PatchOp;
 

@@ -32,7 +32,7 @@ use lwir_repair::fixes::{self, Check, Checked, FixOutcome, FixStop, Seen};
 use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Response};
 use lwir_repair::journal::Journal;
 use lwir_repair::protocol::{Request, parse_answer};
-use lwir_repair::session::{self, Bounds, Cause, Context, Outcome, Start, StoppedBy};
+use lwir_repair::repair_loop::{self, Bounds, Cause, Context, Outcome, Start, StoppedBy};
 use lwir_spec::{Applicability, Code, Finding, Fix, PatchOp, Span};
 use serde_json::{Value, json};
 
@@ -326,7 +326,7 @@ fn session(start: Start, bounds: Bounds, planner: &mut ScriptedPlanner) -> (Outc
         input: Value::Null,
     };
     let mut journal = Journal::in_memory();
-    let outcome = session::run(
+    let outcome = repair_loop::run(
         start,
         &context,
         bounds,

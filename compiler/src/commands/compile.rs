@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lwir_repair::harness::ProcessPlanner;
-use lwir_repair::session::Bounds;
+use lwir_repair::repair_loop::Bounds;
 use lwirc::registry::Registry;
 use lwirc::render::terminal::sanitize;
 use lwirc::session::{self, Compiled, End, Observer, SessionError, Settings};

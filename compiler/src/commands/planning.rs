@@ -7,7 +7,7 @@ use std::time::Duration;
 use lwir_repair::events::{LoggedFinding, SessionEvent};
 use lwir_repair::fixes::AppliedFix;
 use lwir_repair::process::{self, Limits, PlannerCommand};
-use lwir_repair::session::{Bounds, Outcome};
+use lwir_repair::repair_loop::{Bounds, Outcome};
 use lwir_spec::{Applicability, Severity};
 use lwirc::pipeline::Source;
 use lwirc::render::terminal::sanitize;

@@ -2,7 +2,7 @@
 
 use lwir_repair::journal::Journal;
 use lwir_repair::process::PlannerCommand;
-use lwir_repair::session::{self, Context, Start};
+use lwir_repair::repair_loop::{self, Context, Start};
 use lwirc::session::PipelineCheck;
 use serde_json::Value;
 
@@ -65,7 +65,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     if !args.planner.quiet {
         journal.observe(planning::progress);
     }
-    let outcome = session::run(
+    let outcome = repair_loop::run(
         Start::Draft(draft.bytes),
         &context,
         bounds,
