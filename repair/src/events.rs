@@ -70,7 +70,7 @@ impl EventLog {
     /// and the directory are synced so that the empty log survives a crash.
     pub fn create(dir: &Path) -> Result<Self, LogError> {
         let path = dir.join(LOG_FILE);
-        std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
+        crate::files::create_dirs(dir).map_err(|source| LogError::Io {
             path: dir.to_path_buf(),
             source,
         })?;

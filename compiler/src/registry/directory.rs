@@ -14,11 +14,10 @@
 //! link leaves only a temporary file, which nothing reads.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use lwir_repair::files::sync_dir;
+use lwir_repair::files;
 
 use super::{Area, Digest, Listed, Put, Storage, StorageError, reference_name};
 
@@ -111,57 +110,15 @@ fn error(context: String, source: io::Error) -> StorageError {
     StorageError { context, source }
 }
 
-/// Writes `bytes` to `dir/name` once, atomically, without replacing an existing file.
+/// Writes `bytes` to `dir/name` once, atomically, read-only, without replacing an existing
+/// file ([`files::write_once`]).
 fn publish(dir: &Path, name: &str, bytes: &[u8]) -> Result<Put, StorageError> {
-    ensure_dir(dir).map_err(|e| error(format!("cannot create {}", dir.display()), e))?;
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temporary = dir.join(format!(
-        "{TEMPORARY_PREFIX}{}.{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    files::create_dirs(dir).map_err(|e| error(format!("cannot create {}", dir.display()), e))?;
     let target = dir.join(name);
-    let written = write_temporary(&temporary, bytes);
-    let linked = written.and_then(|()| fs::hard_link(&temporary, &target));
-    // Published or not, the temporary name goes (a failure to remove it leaves a file that
-    // `verify` reports and nothing reads).
-    let _ = fs::remove_file(&temporary);
-    match linked {
-        Ok(()) => {
-            sync_dir(dir).map_err(|e| error(format!("cannot sync {}", dir.display()), e))?;
-            Ok(Put::Created)
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Put::Existed),
+    match files::write_once(&target, bytes, TEMPORARY_PREFIX) {
+        Ok(true) => Ok(Put::Created),
+        Ok(false) => Ok(Put::Existed),
         Err(e) => Err(error(format!("cannot write {}", target.display()), e)),
-    }
-}
-
-fn write_temporary(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    let mut permissions = file.metadata()?.permissions();
-    permissions.set_readonly(true);
-    file.set_permissions(permissions)
-}
-
-/// Creates `dir` and its parents, syncing each parent that got a new entry.
-fn ensure_dir(dir: &Path) -> io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        ensure_dir(parent)?;
-    }
-    match fs::create_dir(dir) {
-        Ok(()) => {}
-        // Another process created it first.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
-        Err(e) => return Err(e),
-    }
-    match dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => sync_dir(parent),
-        None => Ok(()),
     }
 }
 
