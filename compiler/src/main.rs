@@ -31,6 +31,7 @@ enum Command {
     Drift(commands::drift::Args),
     Manifest(commands::manifest::Args),
     Explain(commands::explain::Args),
+    Eval(commands::eval::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -59,6 +60,7 @@ fn main() -> ExitCode {
         Command::Drift(args) => commands::drift::run(args),
         Command::Manifest(args) => commands::manifest::run(args),
         Command::Explain(args) => commands::explain::run(args),
+        Command::Eval(args) => commands::eval::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -3,6 +3,7 @@
 pub(crate) mod canon;
 pub(crate) mod compile;
 pub(crate) mod drift;
+pub(crate) mod eval;
 pub(crate) mod explain;
 pub(crate) mod hash;
 pub(crate) mod manifest;

@@ -15,6 +15,9 @@ pub(crate) const MAX_ATTEMPTS: RangeInclusive<u64> = 0..=1000;
 /// `--max-planner-calls`: planner calls.
 pub(crate) const MAX_PLANNER_CALLS: RangeInclusive<u64> = 0..=1000;
 
+/// `lwirc eval --budget`: units of evaluation work.
+pub(crate) const EVAL_BUDGET: RangeInclusive<u64> = 1..=1_000_000_000;
+
 /// A number of seconds in [`TIMEOUT_SECONDS`].
 pub(crate) fn timeout_seconds(text: &str) -> Result<f64, String> {
     let range = TIMEOUT_SECONDS;
@@ -62,6 +65,11 @@ pub(crate) fn max_attempts(text: &str) -> Result<u32, String> {
 /// A number of planner calls in [`MAX_PLANNER_CALLS`].
 pub(crate) fn max_planner_calls(text: &str) -> Result<u32, String> {
     whole(text, MAX_PLANNER_CALLS, "calls")
+}
+
+/// An evaluation budget in [`EVAL_BUDGET`].
+pub(crate) fn eval_budget(text: &str) -> Result<u64, String> {
+    whole(text, EVAL_BUDGET, "units")
 }
 
 #[cfg(test)]

@@ -260,7 +260,7 @@ pub const FUNCTIONS: &[Function] = &[
 
 /// Names that reach outside the sandbox: I/O, the process, the environment, secrets, code
 /// loading. They are never functions or roots of LWIR, and get their own finding.
-pub const SANDBOX_ESCAPES: &[&str] = &[
+pub(crate) const SANDBOX_ESCAPES: &[&str] = &[
     "env",
     "environ",
     "getenv",
