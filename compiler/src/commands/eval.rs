@@ -28,8 +28,8 @@ use crate::exit;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The expression.
-    #[arg(value_name = "EXPR")]
+    /// The expression (it may start with `-`: `lwirc eval '-1 * 2'`).
+    #[arg(value_name = "EXPR", allow_hyphen_values = true)]
     expression: String,
     /// The value of `input`: a JSON file (`-` for standard input).
     #[arg(long, value_name = "FILE")]

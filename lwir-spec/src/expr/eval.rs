@@ -678,10 +678,11 @@ fn compare_int_double(i: i64, d: f64) -> Option<std::cmp::Ordering> {
     })
 }
 
-/// A double truncated toward zero, when the result is an int.
+/// A double truncated toward zero, when the result is an int. As in CEL, the range is
+/// open at both ends: `int(-9223372036854775808.0)` is an error too.
 fn double_to_int(d: f64) -> Option<i64> {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    (d.is_finite() && d.trunc() >= -TWO_63 && d.trunc() < TWO_63).then(|| {
+    (d.is_finite() && d.trunc() > -TWO_63 && d.trunc() < TWO_63).then(|| {
         #[allow(clippy::cast_possible_truncation)]
         let i = d.trunc() as i64;
         i

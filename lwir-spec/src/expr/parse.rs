@@ -397,8 +397,25 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
         }
         Rule::unary => {
             let inner: Vec<Pair<'_, Rule>> = pair.into_inner().collect();
-            let (operand, ops) = inner.split_last().ok_or_else(|| missing(base))?;
-            let (mut result, mut depth) = build_node(Some(operand.clone()), base)?;
+            let (operand, mut ops) = inner.split_last().ok_or_else(|| missing(base))?;
+            // `-9223372036854775808` is a literal (the least int), not the negation of an
+            // out-of-range one.
+            let least = operand.as_str().trim() == "9223372036854775808"
+                && ops.last().is_some_and(|op| op.as_str() == "-");
+            let (mut result, mut depth) =
+                if let (true, Some((minus, rest))) = (least, ops.split_last()) {
+                    ops = rest;
+                    let literal = Expr {
+                        kind: ExprKind::Int { value: i64::MIN },
+                        span: Span::new(
+                            base + minus.as_span().start(),
+                            base + operand.as_span().start() + "9223372036854775808".len(),
+                        ),
+                    };
+                    (literal, 1)
+                } else {
+                    build_node(Some(operand.clone()), base)?
+                };
             for op in ops.iter().rev() {
                 let start = base + op.as_span().start();
                 let op = if op.as_str() == "!" {
@@ -408,7 +425,6 @@ fn build_node(pair: Option<Pair<'_, Rule>>, base: usize) -> Result<Built, Syntax
                 };
                 let span = Span::new(start, result.span.end());
                 depth = deeper(depth, span)?;
-                // `-9223372036854775808` is a literal, not the negation of an out-of-range one.
                 result = Expr {
                     span,
                     kind: ExprKind::Unary {
@@ -778,6 +794,18 @@ mod tests {
     fn rule_unary() {
         assert_eq!(tree("!a"), "(Not a)");
         assert_eq!(tree("--x"), "(Negate (Negate x))");
+        // The least int is a literal; negating it again is the evaluator's overflow.
+        assert_eq!(tree("-9223372036854775808"), "-9223372036854775808");
+        assert_eq!(
+            tree("- -9223372036854775808"),
+            "(Negate -9223372036854775808)"
+        );
+        let least = parse_expression("-9223372036854775808 + 1").unwrap();
+        let ExprKind::Binary { lhs, .. } = least.kind else {
+            panic!("{least:?}")
+        };
+        assert_eq!(lhs.span, Span::new(0, 20));
+        assert!(parse_expression("-(9223372036854775808)").is_err());
         assert_eq!(tree("-a.b"), "(Negate a.b)");
     }
 
