@@ -3,7 +3,7 @@
 //!
 //! Only the tools and model slots in the version's snapshot are compared, so a change to a
 //! tool or slot the version does not use is not drift. Each change is one finding (codes
-//! LW701–LW710) at the part of today's definition that changed — `/tools/<id>/input` for a
+//! LW701–LW712) at the part of today's definition that changed — `/tools/<id>/input` for a
 //! changed input schema — or, for a removed tool or slot, at `/tools` or `/models`.
 
 use lwir_spec::finding::sort_findings;
@@ -62,6 +62,8 @@ fn code_and_path(change: &Change) -> (Code, Vec<&str>) {
             vec!["tools", tool, "description"],
         ),
         Change::ToolInput { tool } => (Code::ToolInputChanged, vec!["tools", tool, "input"]),
+        Change::WorkflowInput => (Code::WorkflowInputChanged, vec!["input"]),
+        Change::WorkflowOutput => (Code::WorkflowOutputChanged, vec!["output"]),
         Change::ToolOutput { tool } => (Code::ToolOutputChanged, vec!["tools", tool, "output"]),
         Change::ToolRemoved { .. } => (Code::ToolRemoved, vec!["tools"]),
         Change::SlotRemoved { .. } => (Code::ModelSlotRemoved, vec!["models"]),

@@ -41,7 +41,7 @@ pub use directory::Directory;
 
 use crate::canon::{canonical_bytes, sha256_of};
 use crate::pipeline::Validation;
-use crate::snapshot::{Change, ModelSlotSnapshot, Snapshot, ToolSnapshot, compare};
+use crate::snapshot::{Change, Interface, ModelSlotSnapshot, Snapshot, ToolSnapshot, compare};
 
 /// The format tag of a registration record.
 pub const RECORD_FORMAT: &str = "lwir.registration/1";
@@ -104,6 +104,10 @@ pub struct Record {
     pub capability_snapshot: Vec<ToolSnapshot>,
     /// Per referenced model slot: id, model, quality, capabilities, context size and hash.
     pub model_snapshot: Vec<ModelSlotSnapshot>,
+    /// The definition's `input` and `output` schemas, whole (absent in records written
+    /// before lwirc kept them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Interface>,
     /// The validation result: `summary` and `findings` (its warnings) in the shape of the
     /// JSON report of `lwirc validate`.
     pub validation: serde_json::Value,
@@ -126,6 +130,7 @@ impl Record {
         Snapshot {
             tools: self.capability_snapshot.clone(),
             model_slots: self.model_snapshot.clone(),
+            interface: self.interface.clone(),
         }
     }
 }
@@ -183,6 +188,7 @@ impl Registration {
             lwirc_version: env!("CARGO_PKG_VERSION").to_owned(),
             capability_snapshot: snapshot.tools,
             model_snapshot: snapshot.model_slots,
+            interface: snapshot.interface,
             supersedes: None,
             validation: serde_json::json!({
                 "summary": report["summary"],
@@ -465,7 +471,7 @@ impl<S: Storage> Registry<S> {
         // Bounded: each round loses a race to a process that published a registration.
         for _ in 0..64 {
             let pinned = existing.record.snapshot();
-            if pinned == *snapshot {
+            if pinned.agrees_with(snapshot) {
                 return Ok(Registered::Already(existing));
             }
             let mut changes = compare(&pinned, snapshot);

@@ -6,6 +6,8 @@
 //! description, its input schema and its output schema, and each referenced model slot by its
 //! model id, quality, capabilities, context size and the hash of the whole slot object. Tools
 //! and slots the draft does not reference are not part of it, so changing them is not drift.
+//! It also keeps the definition's own interface — its `input` and `output` schemas, whole —
+//! which what runs the version (a goal's work) reads and writes through.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -23,6 +25,36 @@ pub struct Snapshot {
     pub tools: Vec<ToolSnapshot>,
     /// One entry per referenced model slot, by id.
     pub model_slots: Vec<ModelSlotSnapshot>,
+    /// The definition's `input` and `output` schemas; `None` in records written before
+    /// lwirc kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<Interface>,
+}
+
+/// A definition's interface: its `input` and `output` schemas as JSON (`null` when it has
+/// none), kept whole so that what runs a version can type its input and read its output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interface {
+    /// The `input` schema.
+    pub input: serde_json::Value,
+    /// The `output` schema.
+    pub output: serde_json::Value,
+}
+
+impl Interface {
+    /// The interface of `definition`.
+    pub fn of(definition: &Definition<'_>) -> Self {
+        let schema = |key: &str| {
+            definition
+                .root
+                .get(key)
+                .map_or(serde_json::Value::Null, Node::to_json)
+        };
+        Self {
+            input: schema("input"),
+            output: schema("output"),
+        }
+    }
 }
 
 /// A tool as a version depends on it. Each hash is `sha256:<hex>` over the RFC 8785 form of
@@ -102,6 +134,7 @@ impl Snapshot {
                     output: hash(tool.output()),
                 })
                 .collect(),
+            interface: Some(Interface::of(definition)),
             model_slots: slots
                 .into_iter()
                 .filter_map(|id| definition.model(id))
@@ -133,6 +166,17 @@ impl Snapshot {
             self.tools.iter().map(|t| t.id.as_str()),
             self.model_slots.iter().map(|m| m.id.as_str()),
         )
+    }
+
+    /// Whether the two pin the same things. An interface is compared only when both have
+    /// one (a record written before interfaces were kept does not differ by lacking it).
+    pub fn agrees_with(&self, other: &Snapshot) -> bool {
+        self.tools == other.tools
+            && self.model_slots == other.model_slots
+            && match (&self.interface, &other.interface) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
     }
 
     /// The tool `id`.
@@ -216,6 +260,10 @@ pub enum Change {
         /// Slot id.
         slot: String,
     },
+    /// The definition's `input` schema changed.
+    WorkflowInput,
+    /// The definition's `output` schema changed.
+    WorkflowOutput,
 }
 
 impl Change {
@@ -232,6 +280,8 @@ impl Change {
             | Change::CapabilityLost { slot, .. }
             | Change::ContextReduced { slot, .. }
             | Change::SlotOtherwise { slot } => slot,
+            Change::WorkflowInput => "input",
+            Change::WorkflowOutput => "output",
         }
     }
 }
@@ -249,6 +299,8 @@ impl fmt::Display for Change {
             Change::ToolInput { tool } => write!(f, "tool `{tool}`: input schema changed"),
             Change::ToolOutput { tool } => write!(f, "tool `{tool}`: output schema changed"),
             Change::ToolRemoved { tool } => write!(f, "tool `{tool}`: removed"),
+            Change::WorkflowInput => write!(f, "the workflow's input schema changed"),
+            Change::WorkflowOutput => write!(f, "the workflow's output schema changed"),
             Change::SlotRemoved { slot } => write!(f, "model slot `{slot}`: removed"),
             Change::Model { slot, from, to } => write!(
                 f,
@@ -289,6 +341,14 @@ impl fmt::Display for Change {
 /// order. Tools and slots only `current` has are not changes: nothing pinned uses them.
 pub fn compare(pinned: &Snapshot, current: &Snapshot) -> Vec<Change> {
     let mut changes = Vec::new();
+    if let (Some(was), Some(now)) = (&pinned.interface, &current.interface) {
+        if was.input != now.input {
+            changes.push(Change::WorkflowInput);
+        }
+        if was.output != now.output {
+            changes.push(Change::WorkflowOutput);
+        }
+    }
     for was in &pinned.tools {
         let tool = || was.id.clone();
         let Some(now) = current.tool(&was.id) else {
@@ -478,5 +538,27 @@ mod tests {
             }),
             []
         );
+    }
+
+    /// A record written before interfaces were kept agrees with today's snapshot of the
+    /// same tools and slots (registering it again is idempotent); two interfaces that
+    /// differ do not, and compare as the change.
+    #[test]
+    fn an_interface_is_compared_only_when_both_have_one() {
+        let mut def = serde_json::json!({
+            "name": "w", "tools": {}, "models": {},
+            "input": { "type": "object" }, "output": { "type": "string" }
+        });
+        let now = snapshot(&def);
+        let old = Snapshot {
+            interface: None,
+            ..now.clone()
+        };
+        assert!(old.agrees_with(&now) && now.agrees_with(&old));
+        assert!(compare(&old, &now).is_empty());
+        def["output"] = serde_json::json!({ "type": "integer" });
+        let changed = snapshot(&def);
+        assert!(!now.agrees_with(&changed));
+        assert_eq!(compare(&now, &changed), [Change::WorkflowOutput]);
     }
 }

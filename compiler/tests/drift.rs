@@ -328,3 +328,34 @@ fn unknown_versions_and_unreadable_definitions_fail() {
     let out = lwirc(tmp.path(), &["drift", &version, "-d", "missing.json"]);
     assert_exit(&out, 2);
 }
+
+/// A record keeps the definition's own input and output schemas, whole, and drift reports
+/// a change to either (LW711, LW712) at that schema.
+#[test]
+fn the_workflow_interface_is_recorded_and_its_changes_are_drift() {
+    let (tmp, version) = registered();
+    let show = lwirc(tmp.path(), &["registry", "show", &version[..15]]);
+    assert_exit(&show, 0);
+    let record: Value = serde_json::from_str(&stdout(&show)).unwrap();
+    assert_eq!(record["interface"]["input"], definition()["input"]);
+    assert_eq!(record["interface"]["output"], definition()["output"]);
+
+    let message = one_finding(
+        drift_json(tmp.path(), &version, |d| {
+            d["input"]["required"] = json!(["repo", "since"]);
+        }),
+        "LW711",
+        "/input",
+    );
+    assert!(
+        message.contains("the workflow's input schema changed"),
+        "{message}"
+    );
+    one_finding(
+        drift_json(tmp.path(), &version, |d| {
+            d["output"] = json!({ "type": "object" });
+        }),
+        "LW712",
+        "/output",
+    );
+}

@@ -1506,6 +1506,50 @@ code_table! {
     /// Nothing to fix; `lwirc register --rebase` pins today's slot.
     ModelSlotChanged = "LW710", "model-slot-changed", Drift, Warning, Stable;
 
+    /// The definition's input schema is not the one a registered version was compiled
+    /// against.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the definition's `input` schema kept in the registration
+    /// record with the one in today's definition (records written before lwirc kept it are
+    /// not compared).
+    ///
+    /// ## Why it matters
+    /// What runs the version — a goal's work item, a caller — builds its input against the
+    /// recorded schema; the draft's expressions read `input` as it was typed then. A renamed
+    /// or newly required field makes runs fail or read the wrong thing.
+    ///
+    /// ## Example
+    /// Bad: registered with `"required": ["repo"]`, today `"required": ["repo", "since"]`.
+    ///
+    /// Good: the recorded input schema, unchanged.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: validate the draft against today's definition, and `lwirc register
+    /// --rebase` it when it is clean.
+    WorkflowInputChanged = "LW711", "workflow-input-changed", Drift, Error, Stable;
+
+    /// The definition's output schema is not the one a registered version was compiled
+    /// against.
+    ///
+    /// ## What it does
+    /// `lwirc drift` compares the definition's `output` schema kept in the registration
+    /// record with the one in today's definition.
+    ///
+    /// ## Why it matters
+    /// Whatever reads the version's output (a goal's dependent work, `work.<key>.output`)
+    /// was typed against the recorded schema; a changed output breaks them.
+    ///
+    /// ## Example
+    /// Bad: registered with output property `summary`, today it is called `notes`.
+    ///
+    /// Good: the recorded output schema, unchanged.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: validate the draft against today's definition, and `lwirc register
+    /// --rebase` it when it is clean.
+    WorkflowOutputChanged = "LW712", "workflow-output-changed", Drift, Error, Stable;
+
     /// The planner command could not be started.
     ///
     /// ## What it does
