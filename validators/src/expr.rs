@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
+use lwir_spec::SpannedDocument;
 use lwir_spec::document::{Node, Value, string_source_offset};
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
@@ -91,6 +92,49 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         }
     }
     checker.analysis
+}
+
+/// The static type of `node`, a value in `document` (a literal, a `${ … }` expression, a
+/// template, or an array or object of them), with `variables` bound (`input`, `goal`,
+/// `work`, …, each with its type), and the findings of checking it: syntax, the
+/// whitelist, names, types. Findings point into `document` at `pointer` and below. For a
+/// value outside a draft: a goal's work input, or an expression to evaluate.
+pub fn type_of_value(
+    document: &SpannedDocument,
+    node: &Node,
+    pointer: &str,
+    variables: &[(&str, Ty)],
+) -> (Ty, Vec<Finding>) {
+    let cx = Context {
+        draft_doc: document,
+        draft: lwir_spec::ir::Draft::new(document.root()),
+        definition: None,
+    };
+    let mut out = Vec::new();
+    let input = variables
+        .iter()
+        .find(|(name, _)| *name == "input")
+        .map_or(Ty::Any, |(_, ty)| ty.clone());
+    let mut checker = Checker {
+        cx: &cx,
+        source: document.source(),
+        input,
+        ids: HashSet::new(),
+        out: &mut out,
+        analysis: Analysis::default(),
+        current_step: String::new(),
+        tool_types: HashMap::new(),
+        want_plan: false,
+    };
+    let scope = Scope {
+        vars: variables
+            .iter()
+            .map(|(name, ty)| ((*name).to_owned(), ty.clone()))
+            .collect(),
+        ..Scope::default()
+    };
+    let ty = checker.value(node, pointer.to_owned(), &scope);
+    (ty, out)
 }
 
 struct Checker<'c, 'd, 'o> {
