@@ -14,6 +14,11 @@
 //! [`LogError::Locked`] before it reads or changes anything. Before every append the log
 //! checks that the file still ends where its last append left it, so that a line is never
 //! written after lines it has not seen.
+//!
+//! A log that several processes write in turn (a goal's: runners reporting, a replan) uses
+//! [`append_shared`] instead: each append takes the lock for itself alone, waiting for the
+//! writer before, continues from the last committed line, and can require that line to be
+//! the one its writer decided on.
 
 mod typed;
 
@@ -169,16 +174,15 @@ impl EventLog {
     /// without writing, when the file no longer ends where the last append left it (something
     /// else wrote to it): [`LogError::Changed`].
     pub fn append(&mut self, event: &str, data: serde_json::Value) -> Result<Event, LogError> {
-        if event.is_empty() {
-            return Err(LogError::Invalid {
-                reason: "the event kind is empty".into(),
-            });
-        }
-        if !data.is_object() {
-            return Err(LogError::Invalid {
-                reason: format!("the data of event `{event}` is not a JSON object"),
-            });
-        }
+        let record = Event {
+            seq: self.next_seq,
+            time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
+            event: event.to_owned(),
+            data,
+        };
+        // Checked, and what is written must read back on resume (serde_json stops at 128
+        // levels).
+        let line = encode(&record)?;
         if self.failed {
             return Err(LogError::Io {
                 path: self.path.clone(),
@@ -187,22 +191,6 @@ impl EventLog {
                 ),
             });
         }
-        let record = Event {
-            seq: self.next_seq,
-            time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
-            event: event.to_owned(),
-            data,
-        };
-        let mut line = serde_json::to_vec(&record).map_err(|e| LogError::Invalid {
-            reason: format!("event `{event}` cannot be serialised: {e}"),
-        })?;
-        // What is written must read back on resume (serde_json stops at 128 levels).
-        if let Err(e) = serde_json::from_slice::<Event>(&line) {
-            return Err(LogError::Invalid {
-                reason: format!("event `{event}` would not read back: {e}"),
-            });
-        }
-        line.push(b'\n');
         match self.file.metadata() {
             Ok(metadata) if metadata.len() == self.len => {}
             Ok(metadata) => {
@@ -240,6 +228,134 @@ impl EventLog {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Appends one event to the log at `path`, for a log that several processes write in turn
+/// (a goal's): the file (and its directory) is created if missing, and locked — waiting for
+/// the writer before — for this one append. Under the lock the last committed line is read
+/// (only the end of the file: an append does not read the whole log), a torn last line is
+/// dropped, and the event is written with the next seq and synced. So no event is lost and
+/// seqs have no gaps, however many writers there are.
+///
+/// With `expected_last`, the append happens only if the last event's seq is that (0: the
+/// log is empty); otherwise [`LogError::Conflict`] and nothing is written — how a writer
+/// makes sure that what it decided on is still the state of the log.
+pub fn append_shared(
+    path: &Path,
+    event: &str,
+    data: serde_json::Value,
+    expected_last: Option<u64>,
+) -> Result<Event, LogError> {
+    let io_err = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::files::create_dirs(dir).map_err(io_err)?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io_err)?;
+    file.lock().map_err(io_err)?;
+    let (last, committed, len) = last_committed(&mut file, path)?;
+    if committed < len {
+        // A torn line from a writer that died: dropped, as resume drops it.
+        file.set_len(committed).map_err(io_err)?;
+        file.sync_all().map_err(io_err)?;
+    }
+    if let Some(expected) = expected_last
+        && expected != last
+    {
+        return Err(LogError::Conflict {
+            path: path.to_path_buf(),
+            expected,
+            found: last,
+        });
+    }
+    let record = Event {
+        seq: last + 1,
+        time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
+        event: event.to_owned(),
+        data,
+    };
+    let line = encode(&record)?;
+    file.write_all(&line)
+        .and_then(|()| file.sync_data())
+        .map_err(io_err)?;
+    Ok(record)
+}
+
+/// One event as its log line: checked (a non-empty kind, an object for data), compact JSON
+/// that reads back, and its `\n`.
+fn encode(record: &Event) -> Result<Vec<u8>, LogError> {
+    if record.event.is_empty() {
+        return Err(LogError::Invalid {
+            reason: "the event kind is empty".into(),
+        });
+    }
+    if !record.data.is_object() {
+        return Err(LogError::Invalid {
+            reason: format!("the data of event `{}` is not a JSON object", record.event),
+        });
+    }
+    let mut line = serde_json::to_vec(record).map_err(|e| LogError::Invalid {
+        reason: format!("event `{}` cannot be serialised: {e}", record.event),
+    })?;
+    if let Err(e) = serde_json::from_slice::<Event>(&line) {
+        return Err(LogError::Invalid {
+            reason: format!("event `{}` would not read back: {e}", record.event),
+        });
+    }
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The seq of the last complete line of the log open in `file`, the length of the file up
+/// to and including that line, and the whole length; read from the end, a block at a time.
+fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogError> {
+    use std::io::{Seek, SeekFrom};
+    let io_err = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = file.metadata().map_err(io_err)?.len();
+    // The bytes read so far, from `start` to the end of the file.
+    let mut tail: Vec<u8> = Vec::new();
+    let mut start = len;
+    let mut newlines: Vec<u64> = Vec::new();
+    while newlines.len() < 2 && start > 0 {
+        let block = start.min(64 * 1024);
+        start -= block;
+        file.seek(SeekFrom::Start(start)).map_err(io_err)?;
+        let mut chunk = vec![0; usize::try_from(block).unwrap_or(0)];
+        file.read_exact(&mut chunk).map_err(io_err)?;
+        chunk.extend_from_slice(&tail);
+        tail = chunk;
+        newlines = tail
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .map(|(i, _)| start + i as u64)
+            .collect();
+    }
+    let Some(&last_newline) = newlines.last() else {
+        return Ok((0, 0, len));
+    };
+    let line_start = match newlines.len() {
+        1 => start,
+        n => newlines[n - 2] + 1,
+    };
+    let at = |offset: u64| usize::try_from(offset - start).unwrap_or(0);
+    let line = &tail[at(line_start)..at(last_newline)];
+    let event: Event = serde_json::from_slice(line).map_err(|e| LogError::Damaged {
+        path: path.to_path_buf(),
+        line: 0,
+        reason: format!("its last line is not an event: {e}"),
+    })?;
+    Ok((event.seq, last_newline + 1, len))
 }
 
 /// Reads and checks the log at `path` without changing it (for inspection and tests): the
@@ -392,6 +508,19 @@ pub enum LogError {
     Invalid {
         /// What is wrong with it.
         reason: String,
+    },
+    /// [`append_shared`] was told which event should be the last, and another is.
+    #[error(
+        "the log `{}` moved on: its last event is {found}, not {expected}; nothing was written",
+        path.display()
+    )]
+    Conflict {
+        /// The log file.
+        path: PathBuf,
+        /// The seq the caller expected last (0: an empty log).
+        expected: u64,
+        /// The seq that is last.
+        found: u64,
     },
 }
 
