@@ -97,17 +97,13 @@ pub fn checked(validation: Validation) -> Checked {
     }
 }
 
-/// The errors of the definition itself: a session cannot succeed against a definition with
-/// errors, so they are reported before any planner call.
-pub fn definition_errors(definition: &Source) -> Option<Validation> {
-    let mut validation = pipeline::validate_definition(definition.clone());
-    validation.findings.retain(Finding::is_error);
-    (!validation.findings.is_empty()).then_some(validation)
-}
-
-/// The bounds a definition sets in its `planner` block (`max_repair_attempts`,
-/// `max_planner_calls`), with the defaults where it sets none.
-pub fn bounds_of(definition: &Value) -> Bounds {
+/// The bounds of a session: `max_repair_attempts` and `max_planner_calls` as given (the
+/// command line's), else as the definition's `planner` block sets them, else the defaults.
+pub fn bounds_of(
+    definition: &Value,
+    max_repair_attempts: Option<u32>,
+    max_planner_calls: Option<u32>,
+) -> Bounds {
     let mut bounds = Bounds::default();
     let planner = definition.get("planner");
     let field = |key: &str| {
@@ -116,10 +112,10 @@ pub fn bounds_of(definition: &Value) -> Bounds {
             .and_then(Value::as_u64)
             .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
     };
-    if let Some(n) = field("max_repair_attempts") {
+    if let Some(n) = max_repair_attempts.or_else(|| field("max_repair_attempts")) {
         bounds.max_repair_attempts = n;
     }
-    if let Some(n) = field("max_planner_calls") {
+    if let Some(n) = max_planner_calls.or_else(|| field("max_planner_calls")) {
         bounds.max_planner_calls = n;
     }
     bounds
@@ -316,13 +312,11 @@ pub fn compile<S: Storage>(
     registry: &Registry<S>,
     observer: &mut dyn Observer,
 ) -> Result<Compiled, SessionError> {
-    let mut bounds = bounds_of(&prepared.value);
-    if let Some(n) = settings.max_repair_attempts {
-        bounds.max_repair_attempts = n;
-    }
-    if let Some(n) = settings.max_planner_calls {
-        bounds.max_planner_calls = n;
-    }
+    let mut bounds = bounds_of(
+        &prepared.value,
+        settings.max_repair_attempts,
+        settings.max_planner_calls,
+    );
     registry.check_writable().map_err(SessionError::Registry)?;
     let dir = &settings.dir;
     let (journal, input) = if settings.resume {

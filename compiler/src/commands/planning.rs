@@ -85,14 +85,7 @@ impl PlannerArgs {
 
     /// The definition's bounds with the flags' overrides.
     pub(crate) fn bounds(&self, definition: &Value) -> Bounds {
-        let mut bounds = lwirc::session::bounds_of(definition);
-        if let Some(n) = self.max_attempts {
-            bounds.max_repair_attempts = n;
-        }
-        if let Some(n) = self.max_planner_calls {
-            bounds.max_planner_calls = n;
-        }
-        bounds
+        lwirc::session::bounds_of(definition, self.max_attempts, self.max_planner_calls)
     }
 }
 
