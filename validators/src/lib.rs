@@ -47,17 +47,17 @@ pub struct Report {
 /// ([`validate_definition`]). Without a definition the checks that need one are skipped
 /// and one [`Code::DefinitionNotProvided`] warning says so.
 pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Vec<Finding> {
-    let mut findings = check_draft(draft, definition, false).findings;
-    if let Some(definition) = definition {
-        findings.extend(validate_definition(definition));
-        sort_findings(&mut findings);
-    }
-    findings
+    check(draft, definition, false).findings
 }
 
 /// Like [`validate`], and also returns the compiled expression plan.
 pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Report {
-    let mut report = check_draft(draft, definition, true);
+    check(draft, definition, true)
+}
+
+/// [`check_draft`] and the definition's own findings, in reading order.
+fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bool) -> Report {
+    let mut report = check_draft(draft, definition, plan);
     if let Some(definition) = definition {
         report.findings.extend(validate_definition(definition));
         sort_findings(&mut report.findings);

@@ -145,10 +145,8 @@ pub(crate) fn canonical_or_report(path: &str) -> anyhow::Result<Option<Vec<u8>>>
     let source = read_source(path)?;
     let canonical = lwirc::canon::canonicalize(&source.bytes);
     if canonical.is_none() {
-        // Not clean I-JSON: read it again, the usual way, for the findings.
-        let Source { name, bytes } = source;
-        let (_, findings) = document::read_document(bytes.clone());
-        report_reader_findings(&name, &bytes, &findings);
+        // Not clean I-JSON: read it again, the usual way, which reports the findings.
+        document_or_report(source);
     }
     Ok(canonical)
 }
