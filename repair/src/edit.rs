@@ -107,13 +107,12 @@ fn edit_document(mut doc: SpannedDocument, patch: &[PatchOp]) -> Result<Vec<u8>,
             Err(e) => return Err(e),
         };
         match planned {
-            Planned::Edits(edits) => {
+            Planned::Edits { edits, shifts } => {
                 if !batch.is_empty() && !batch.admits(&op, &edits) {
                     doc = batch.flush(doc)?;
                     queue.push_front(op);
                     continue;
                 }
-                let shifts = op.shifts_indices(&doc);
                 batch.add(&op, edits);
                 if shifts {
                     // Later paths count array elements after this one: read it again.
@@ -185,30 +184,13 @@ impl Op {
             Op::Move { from, path } => vec![from, path],
         }
     }
-
-    /// Whether it adds or removes an array element (so later indices into that array mean
-    /// other elements).
-    fn shifts_indices(&self, doc: &SpannedDocument) -> bool {
-        let parent_is_array = |path: &str| {
-            let Some(tokens) = pointer::tokens(path) else {
-                return false;
-            };
-            let Some((_, parents)) = tokens.split_last() else {
-                return false;
-            };
-            walk(doc.root(), parents).is_some_and(|n| n.as_array().is_some())
-        };
-        match self {
-            Op::Add { path, .. } | Op::Remove { path } => parent_is_array(path),
-            Op::Move { .. } | Op::Replace { .. } => false,
-        }
-    }
 }
 
 /// What an operation comes to against one reading of the text.
 enum Planned {
-    /// These edits of its bytes.
-    Edits(Vec<Edit>),
+    /// These edits of its bytes; `shifts` when they add or remove an array element, so
+    /// that later indices into that array mean other elements.
+    Edits { edits: Vec<Edit>, shifts: bool },
     /// These operations, each against the text the one before it leaves.
     Then(Vec<Op>),
 }
@@ -325,35 +307,43 @@ fn parent_of<'a>(
 
 fn plan(doc: &SpannedDocument, op: &Op) -> Result<Planned, EditError> {
     let source = doc.source();
-    Ok(Planned::Edits(match op {
+    let edits = |edits, shifts| Ok(Planned::Edits { edits, shifts });
+    match op {
         Op::Replace { path, value } => {
-            let tokens =
-                pointer::tokens(path).ok_or_else(|| EditError::BadPointer(path.clone()))?;
-            let node = walk(doc.root(), &tokens).ok_or_else(|| EditError::Missing(path.clone()))?;
-            vec![replace_node(
-                source,
-                node,
-                value,
-                multiline_around(doc, path),
-            )]
+            let (node, around) = match parent_of(doc, path)? {
+                Some((parent, last)) => {
+                    let node =
+                        child(parent, &last).ok_or_else(|| EditError::Missing(path.clone()))?;
+                    (node, &source[parent.span.range()])
+                }
+                None => (doc.root(), source),
+            };
+            edits(
+                vec![replace_node(source, node, value, contains_newline(around))],
+                false,
+            )
         }
-        Op::Add { path, value } => {
-            let Some((parent, last)) = parent_of(doc, path)? else {
-                return Ok(Planned::Edits(vec![replace_node(
+        Op::Add { path, value } => match parent_of(doc, path)? {
+            Some((parent, last)) => edits(
+                add(source, parent, &last, value, path)?,
+                parent.as_array().is_some(),
+            ),
+            None => edits(
+                vec![replace_node(
                     source,
                     doc.root(),
                     value,
                     contains_newline(source),
-                )]));
-            };
-            add(source, parent, &last, value, path)?
-        }
+                )],
+                false,
+            ),
+        },
         Op::Remove { path } => {
             let (parent, last) = parent_of(doc, path)?.ok_or(EditError::RemoveRoot)?;
-            remove(parent, &last, path)?
+            edits(remove(parent, &last, path)?, parent.as_array().is_some())
         }
-        Op::Move { from, path } => return plan_move(doc, from, path),
-    }))
+        Op::Move { from, path } => plan_move(doc, from, path),
+    }
 }
 
 fn plan_move(doc: &SpannedDocument, from: &str, path: &str) -> Result<Planned, EditError> {
@@ -368,7 +358,10 @@ fn plan_move(doc: &SpannedDocument, from: &str, path: &str) -> Result<Planned, E
     // What is moved must exist where a `remove` finds it.
     let moved = child(from_parent, &from_last).ok_or_else(|| EditError::Missing(from.into()))?;
     if from == path {
-        return Ok(Planned::Edits(Vec::new()));
+        return Ok(Planned::Edits {
+            edits: Vec::new(),
+            shifts: false,
+        });
     }
     // A rename within one object, to a key it does not have: the key's bytes alone.
     if let (Some(members), Ok(Some((to_parent, to_last)))) =
@@ -377,11 +370,14 @@ fn plan_move(doc: &SpannedDocument, from: &str, path: &str) -> Result<Planned, E
         && !members.iter().any(|m| m.key == to_last)
         && let Some(member) = members.iter().find(|m| m.key == from_last)
     {
-        return Ok(Planned::Edits(vec![Edit {
-            start: member.key_span.start(),
-            end: member.key_span.end(),
-            text: json_string(&to_last),
-        }]));
+        return Ok(Planned::Edits {
+            edits: vec![Edit {
+                start: member.key_span.start(),
+                end: member.key_span.end(),
+                text: json_string(&to_last),
+            }],
+            shifts: false,
+        });
     }
     let text = doc.source()[moved.span.range()].to_vec();
     Ok(Planned::Then(vec![
@@ -554,14 +550,6 @@ fn replace_node(source: &[u8], node: &Node, value: &New, multiline: bool) -> Edi
         start: node.span.start(),
         end: node.span.end(),
         text: render(source, node.span.start(), value, multiline),
-    }
-}
-
-/// Whether the container around `path` spans lines (new values in it are pretty-printed).
-fn multiline_around(doc: &SpannedDocument, path: &str) -> bool {
-    match parent_of(doc, path) {
-        Ok(Some((parent, _))) => contains_newline(&doc.source()[parent.span.range()]),
-        _ => contains_newline(doc.source()),
     }
 }
 
