@@ -16,9 +16,9 @@
 //! written after lines it has not seen.
 //!
 //! A log that several processes write in turn (a goal's: runners reporting, a replan) uses
-//! [`append_shared`] instead: each append takes the lock for itself alone, waiting for the
-//! writer before, continues from the last committed line, and can require that line to be
-//! the one its writer decided on.
+//! [`append_shared`] instead: each append takes the lock for itself alone, waiting (a bounded
+//! time, [`SHARED_LOCK_WAIT`]) for the writer before, continues from the last committed line,
+//! and can require that line to be the one its writer decided on.
 
 mod typed;
 
@@ -246,6 +246,22 @@ pub fn append_shared(
     data: serde_json::Value,
     expected_last: Option<u64>,
 ) -> Result<Event, LogError> {
+    append_shared_waiting(path, event, data, expected_last, SHARED_LOCK_WAIT)
+}
+
+/// How long [`append_shared`] waits for the writer before it: a writer holds the lock for
+/// one write and its fsync, so a lock held this long belongs to a process that is stuck.
+pub const SHARED_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`append_shared`], waiting at most `wait` for the lock; [`LogError::Busy`] after that,
+/// with nothing written.
+pub fn append_shared_waiting(
+    path: &Path,
+    event: &str,
+    data: serde_json::Value,
+    expected_last: Option<u64>,
+    wait: std::time::Duration,
+) -> Result<Event, LogError> {
     let io_err = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
@@ -259,7 +275,7 @@ pub fn append_shared(
         .create(true)
         .open(path)
         .map_err(io_err)?;
-    file.lock().map_err(io_err)?;
+    lock_within(&file, path, wait)?;
     let (last, committed, len) = last_committed(&mut file, path)?;
     if committed < len {
         // A torn line from a writer that died: dropped, as resume drops it.
@@ -314,7 +330,9 @@ fn encode(record: &Event) -> Result<Vec<u8>, LogError> {
 }
 
 /// The seq of the last complete line of the log open in `file`, the length of the file up
-/// to and including that line, and the whole length; read from the end, a block at a time.
+/// to and including that line, and the whole length. The end of the file is searched
+/// backwards, a block at a time, for the two line breaks around that line, and only the
+/// line itself is read.
 fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogError> {
     use std::io::{Seek, SeekFrom};
     let io_err = |source| LogError::Io {
@@ -322,35 +340,30 @@ fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogEr
         source,
     };
     let len = file.metadata().map_err(io_err)?.len();
-    // The bytes read so far, from `start` to the end of the file.
-    let mut tail: Vec<u8> = Vec::new();
-    let mut start = len;
-    let mut newlines: Vec<u64> = Vec::new();
-    while newlines.len() < 2 && start > 0 {
-        let block = start.min(64 * 1024);
-        start -= block;
+    // The last line break, and the one before it (or the start of the file).
+    let mut found: Vec<u64> = Vec::with_capacity(2);
+    let mut end = len;
+    let mut block = vec![0; 64 * 1024];
+    while found.len() < 2 && end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..usize::try_from(end - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start)).map_err(io_err)?;
-        let mut chunk = vec![0; usize::try_from(block).unwrap_or(0)];
-        file.read_exact(&mut chunk).map_err(io_err)?;
-        chunk.extend_from_slice(&tail);
-        tail = chunk;
-        newlines = tail
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == b'\n')
-            .map(|(i, _)| start + i as u64)
-            .collect();
+        file.read_exact(chunk).map_err(io_err)?;
+        for (i, _) in chunk.iter().enumerate().rev().filter(|&(_, &b)| b == b'\n') {
+            if found.len() < 2 {
+                found.push(start + i as u64);
+            }
+        }
+        end = start;
     }
-    let Some(&last_newline) = newlines.last() else {
+    let Some(&last_newline) = found.first() else {
         return Ok((0, 0, len));
     };
-    let line_start = match newlines.len() {
-        1 => start,
-        n => newlines[n - 2] + 1,
-    };
-    let at = |offset: u64| usize::try_from(offset - start).unwrap_or(0);
-    let line = &tail[at(line_start)..at(last_newline)];
-    let event: Event = serde_json::from_slice(line).map_err(|e| LogError::Damaged {
+    let line_start = found.get(1).map_or(0, |&before| before + 1);
+    let mut line = vec![0; usize::try_from(last_newline - line_start).unwrap_or(0)];
+    file.seek(SeekFrom::Start(line_start)).map_err(io_err)?;
+    file.read_exact(&mut line).map_err(io_err)?;
+    let event: Event = serde_json::from_slice(&line).map_err(|e| LogError::Damaged {
         path: path.to_path_buf(),
         line: 0,
         reason: format!("its last line is not an event: {e}"),
@@ -422,6 +435,28 @@ fn check_line(line: &[u8], expected: u64) -> Result<Event, String> {
         return Err("`data` is not a JSON object".into());
     }
     Ok(event)
+}
+
+/// Takes the exclusive lock on the open log `file`, waiting at most `wait` for its holder
+/// (polling, with pauses growing to 50 ms); [`LogError::Busy`] when it is still held.
+fn lock_within(file: &File, path: &Path, wait: std::time::Duration) -> Result<(), LogError> {
+    let deadline = std::time::Instant::now() + wait;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match lock(file, path) {
+            Err(LogError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause.min(deadline - std::time::Instant::now()));
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(LogError::Locked { .. }) => {
+                return Err(LogError::Busy {
+                    path: path.to_path_buf(),
+                    waited: wait,
+                });
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Takes the exclusive lock on the open log `file`, without waiting.
@@ -508,6 +543,18 @@ pub enum LogError {
     Invalid {
         /// What is wrong with it.
         reason: String,
+    },
+    /// [`append_shared`] waited its time for another writer's lock, in vain.
+    #[error(
+        "the log `{}` stayed locked by another writer for {} s; nothing was written",
+        path.display(),
+        waited.as_secs_f64()
+    )]
+    Busy {
+        /// The log file.
+        path: PathBuf,
+        /// How long it waited.
+        waited: std::time::Duration,
     },
     /// [`append_shared`] was told which event should be the last, and another is.
     #[error(

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
 
-use lwir_repair::events::{LogError, append_shared, read};
+use lwir_repair::events::{LogError, append_shared, append_shared_waiting, read};
 use serde_json::json;
 
 fn log_in(dir: &tempfile::TempDir) -> PathBuf {
@@ -115,4 +115,31 @@ fn a_torn_last_line_is_dropped_and_the_log_goes_on() {
         Err(LogError::Invalid { .. })
     ));
     assert_eq!(read(&path).unwrap().len(), 4);
+}
+
+/// A writer that holds the lock and never lets go (stuck, stopped) does not make the next
+/// one wait for ever: it gives up after its wait, writing nothing, and goes on once the
+/// lock is free.
+#[test]
+fn a_lock_held_for_ever_is_waited_for_a_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = log_in(&dir);
+    append_shared(&path, "goal.created", json!({}), None).unwrap();
+    let holder = std::fs::File::open(&path).unwrap();
+    holder.lock().unwrap();
+    let wait = std::time::Duration::from_millis(200);
+    let err = append_shared_waiting(&path, "work.started", json!({}), None, wait).unwrap_err();
+    assert!(matches!(err, LogError::Busy { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("stayed locked by another writer"),
+        "{err}"
+    );
+    assert_eq!(read(&path).unwrap().len(), 1);
+    drop(holder);
+    assert_eq!(
+        append_shared_waiting(&path, "work.started", json!({}), None, wait)
+            .unwrap()
+            .seq,
+        2
+    );
 }
