@@ -147,6 +147,7 @@ pub fn evaluate(expr: &Expr, bindings: &Bindings, budget: u64) -> Result<Val, Ev
         bindings,
         locals: Vec::new(),
         left: budget,
+        regexes: std::collections::HashMap::new(),
     };
     evaluator.eval(expr)
 }
@@ -157,7 +158,13 @@ struct Evaluator<'b> {
     locals: Vec<(String, Val)>,
     /// What is left of the budget.
     left: u64,
+    /// The regular expressions compiled so far, by pattern, so that `matches` in a macro
+    /// body compiles its pattern once (at most [`MAX_CACHED_REGEXES`] kept).
+    regexes: std::collections::HashMap<Rc<str>, regex::Regex>,
 }
+
+/// How many compiled regular expressions an evaluation keeps.
+const MAX_CACHED_REGEXES: usize = 64;
 
 type Result<T, E = EvalError> = std::result::Result<T, E>;
 
@@ -501,14 +508,26 @@ impl Evaluator<'_> {
                 Val::List(Rc::new(parts))
             }
             ("matches", Val::String(s), [Val::String(pattern)]) => {
-                let re = regex::RegexBuilder::new(pattern)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| error(span, format!("invalid regular expression: {e}")))?;
-                Val::Bool(re.is_match(s))
+                Val::Bool(self.regex(pattern, span)?.is_match(s))
             }
             _ => return Err(wrong()),
         })
+    }
+
+    /// `pattern` compiled (RE2 syntax, linear-time matching, at most 1 MiB compiled), from
+    /// the cache when it was compiled before.
+    fn regex(&mut self, pattern: &Rc<str>, span: Span) -> Result<&regex::Regex> {
+        if !self.regexes.contains_key(pattern) {
+            let re = regex::RegexBuilder::new(pattern)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| error(span, format!("invalid regular expression: {e}")))?;
+            if self.regexes.len() == MAX_CACHED_REGEXES {
+                self.regexes.clear();
+            }
+            self.regexes.insert(Rc::clone(pattern), re);
+        }
+        Ok(&self.regexes[pattern])
     }
 
     /// `has(a.b)`: whether map `a` has key `b`.
@@ -859,6 +878,29 @@ mod tests {
         assert!(fails("[1] < [2]").contains("no such overload"));
         assert!(fails("!1").contains("no such overload"));
         assert!(fails("-(-9223372036854775807 - 1)").contains("overflow"));
+    }
+
+    /// `matches` in a macro body: one pattern for every element, and more distinct patterns
+    /// than the cache keeps, all give the right answers.
+    #[test]
+    fn matches_in_a_macro_body() {
+        let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        let input = json!({ "words": words });
+        assert_eq!(
+            eval_with(
+                "input.words.filter(w, w.matches('^w1[0-9]$')).size()",
+                input.clone()
+            ),
+            Ok(json!(10))
+        );
+        // 200 patterns, one per word: each matches its own word only.
+        assert_eq!(
+            eval_with(
+                "input.words.all(w, w.matches('^' + w + '$') && !'x'.matches(w))",
+                input
+            ),
+            Ok(json!(true))
+        );
     }
 
     /// A budget bounds the work: a long list walked many times stops with an error.
