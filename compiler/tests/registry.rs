@@ -74,6 +74,23 @@ fn flip_byte(path: &Path, at: usize) {
     fs::write(path, bytes).unwrap();
 }
 
+/// `lwirc registry list --format json` of the registry in `dir`, which must succeed.
+fn listed_json(dir: &Path) -> serde_json::Value {
+    let list = lwirc(
+        dir,
+        &[
+            "registry",
+            "list",
+            "--format",
+            "json",
+            "--registry",
+            REGISTRY,
+        ],
+    );
+    assert_exit(&list, 0);
+    serde_json::from_slice(&list.stdout).unwrap()
+}
+
 fn hex_of(version: &str) -> &str {
     version.trim().strip_prefix("sha256:").unwrap()
 }
@@ -470,18 +487,7 @@ fn eight_concurrent_registrations_lose_nothing() {
         registered.insert(stdout(&out).trim().to_owned());
     }
     assert_eq!(registered.len(), 5);
-    let list = lwirc(
-        tmp.path(),
-        &[
-            "registry",
-            "list",
-            "--format",
-            "json",
-            "--registry",
-            REGISTRY,
-        ],
-    );
-    let rows: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    let rows = listed_json(tmp.path());
     let listed: BTreeSet<String> = rows
         .as_array()
         .unwrap()
@@ -651,18 +657,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     let verify = lwirc(tmp.path(), &["registry", "verify", "--registry", REGISTRY]);
     assert_exit(&verify, 0);
     assert_eq!(stdout(&verify), "verified 1 version and 3 objects: ok\n");
-    let list = lwirc(
-        tmp.path(),
-        &[
-            "registry",
-            "list",
-            "--format",
-            "json",
-            "--registry",
-            REGISTRY,
-        ],
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let rows = listed_json(tmp.path());
     assert_eq!(
         rows.as_array().unwrap().len(),
         1,

@@ -89,23 +89,24 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Replace `/steps/0/tool`, then move `/steps/0/agrs` to `to`.
+    fn fix_tool_and_move_to(to: &str) -> Vec<PatchOp> {
+        vec![
+            PatchOp::Replace {
+                path: "/steps/0/tool".into(),
+                value: json!("a.c"),
+            },
+            PatchOp::Move {
+                from: "/steps/0/agrs".into(),
+                path: to.into(),
+            },
+        ]
+    }
+
     #[test]
     fn applies_replace_and_move() {
         let mut doc = json!({ "steps": [ { "tool": "a.b", "agrs": {} } ] });
-        apply(
-            &mut doc,
-            &[
-                PatchOp::Replace {
-                    path: "/steps/0/tool".into(),
-                    value: json!("a.c"),
-                },
-                PatchOp::Move {
-                    from: "/steps/0/agrs".into(),
-                    path: "/steps/0/args".into(),
-                },
-            ],
-        )
-        .unwrap();
+        apply(&mut doc, &fix_tool_and_move_to("/steps/0/args")).unwrap();
         assert_eq!(doc, json!({ "steps": [ { "tool": "a.c", "args": {} } ] }));
     }
 
@@ -115,19 +116,7 @@ mod tests {
     fn a_failing_move_leaves_the_document_unchanged() {
         let original = json!({ "steps": [ { "tool": "a.b", "agrs": {} } ] });
         let mut doc = original.clone();
-        let err = apply(
-            &mut doc,
-            &[
-                PatchOp::Replace {
-                    path: "/steps/0/tool".into(),
-                    value: json!("a.c"),
-                },
-                PatchOp::Move {
-                    from: "/steps/0/agrs".into(),
-                    path: "/messsteps/0/args".into(),
-                },
-            ],
-        );
+        let err = apply(&mut doc, &fix_tool_and_move_to("/messsteps/0/args"));
         assert!(err.is_err());
         assert_eq!(doc, original);
     }
