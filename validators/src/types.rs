@@ -450,6 +450,53 @@ pub fn json_equal(a: &Json, b: &Json) -> bool {
     }
 }
 
+/// Whether no two of `items` are [`json_equal`] (`uniqueItems`). Items are grouped by a key
+/// that equal values share (numbers by their double), and compared only within a group, so
+/// a long list costs about its length, not its length squared.
+fn all_distinct(items: &[Json]) -> bool {
+    fn key(value: &Json, out: &mut String) {
+        match value {
+            Json::Number(n) => {
+                // Equal numbers have equal doubles (`json_equal` falls back to them).
+                let d = n.as_f64().unwrap_or(f64::NAN);
+                let d = if d == 0.0 { 0.0 } else { d };
+                out.push_str(&format!("n{:?};", d.to_bits()));
+            }
+            Json::Array(items) => {
+                out.push('[');
+                for item in items {
+                    key(item, out);
+                }
+                out.push(']');
+            }
+            Json::Object(members) => {
+                // serde_json's map iterates its keys in order.
+                out.push('{');
+                for (k, v) in members {
+                    out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                    key(v, out);
+                }
+                out.push('}');
+            }
+            other => {
+                out.push_str(&other.to_string());
+                out.push(';');
+            }
+        }
+    }
+    let mut groups: HashMap<String, Vec<&Json>> = HashMap::with_capacity(items.len());
+    for item in items {
+        let mut k = String::new();
+        key(item, &mut k);
+        let group = groups.entry(k).or_default();
+        if group.iter().any(|seen| json_equal(seen, item)) {
+            return false;
+        }
+        group.push(item);
+    }
+    true
+}
+
 /// Whether a JSON number is an integer as JSON Schema counts them (a zero fraction).
 pub fn is_integral(n: &serde_json::Number) -> bool {
     n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
@@ -913,12 +960,7 @@ impl Ty {
                 if n < l.min_items || l.max_items.is_some_and(|m| n > m) {
                     return Some(false);
                 }
-                if l.unique
-                    && items
-                        .iter()
-                        .enumerate()
-                        .any(|(i, a)| items[..i].iter().any(|b| json_equal(a, b)))
-                {
+                if l.unique && !all_distinct(items) {
                     return Some(false);
                 }
                 all_of(items.iter().enumerate().map(|(i, v)| (l.at(i), v)), matches)
@@ -2196,6 +2238,22 @@ mod tests {
             &json!({"b": 2.0, "a": [1.0]})
         ));
         assert!(!json_equal(&json!([1]), &json!([true])));
+        // uniqueItems by json_equal: 1 and 1.0 are the same item, in objects too.
+        let unique = ty(json!({"type": "array", "uniqueItems": true}));
+        let accepts = |v: serde_json::Value| unique.accepts(&v, &mut |_, _| None);
+        assert_eq!(accepts(json!([1, 2, "1", [1], {"a": 1}])), Some(true));
+        assert_eq!(accepts(json!([1, 2, 1.0])), Some(false));
+        assert_eq!(
+            accepts(json!([{"a": [1], "b": 2}, {"b": 2.0, "a": [1.0]}])),
+            Some(false)
+        );
+        assert_eq!(accepts(json!([0.0, -0.0])), Some(false));
+        // A long list of distinct items (grouped, not compared pairwise), and one duplicate
+        // at its end.
+        let mut long: Vec<serde_json::Value> = (0..50_000).map(|i| json!(i)).collect();
+        assert_eq!(accepts(serde_json::Value::Array(long.clone())), Some(true));
+        long.push(json!(49_999.0));
+        assert_eq!(accepts(serde_json::Value::Array(long)), Some(false));
         let one = ty(json!({"enum": [1]}));
         assert_eq!(one.accepts(&json!(1.0), &mut |_, _| None), Some(true));
         let s = ty(json!({"type": "string", "pattern": "^a"}));
