@@ -319,7 +319,7 @@ pub fn compile<S: Storage>(
     );
     registry.check_writable().map_err(SessionError::Registry)?;
     let dir = &settings.dir;
-    let (journal, input) = if settings.resume {
+    let (mut journal, input) = if settings.resume {
         let (log, recorded) = EventLog::resume(dir)?;
         let started = recorded
             .first()
@@ -391,7 +391,6 @@ pub fn compile<S: Storage>(
         journal.record(SessionEvent::Started(data))?;
         (journal, input)
     };
-    let mut journal = journal;
 
     let context = Context {
         workflow: prepared.value.clone(),
