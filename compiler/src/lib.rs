@@ -5,9 +5,11 @@
 //! The `lwirc` binary (`src/main.rs`) is a thin layer over this library: it reads files,
 //! calls [`pipeline::validate`], renders, and maps the outcome to an exit code.
 
-pub mod canon;
+/// RFC 8785 canonical JSON and `sha256:` digests (now in `lwir-spec`, re-exported here).
+pub use lwir_spec::canon;
 pub mod drift;
-pub mod manifest;
+/// The PlannerManifest (now in `lwir-repair`, re-exported here).
+pub use lwir_repair::manifest;
 pub mod pipeline;
 pub mod registry;
 pub mod render;

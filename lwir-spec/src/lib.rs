@@ -6,6 +6,7 @@
 //! - [`schemas`]: the meta JSON Schemas of both documents and the supported JSON Schema subset.
 //! - [`finding`] and [`codes`]: the one `Finding` type and the one table of codes.
 
+pub mod canon;
 pub mod codes;
 pub mod digest;
 pub mod document;

@@ -9,6 +9,7 @@
 //!   registers and logs nothing of its own (`lwirc::session` is the compile session around it).
 //! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
 //!   resume a crashed session.
+//! - [`manifest`]: the PlannerManifest a planner session runs with, and its drift check.
 //! - [`files`]: atomic writes and directory syncs, for everything lwirc writes.
 
 pub mod edit;
@@ -17,6 +18,7 @@ pub mod files;
 pub mod fixes;
 pub mod harness;
 pub mod journal;
+pub mod manifest;
 pub mod process;
 pub mod protocol;
 pub mod repair_loop;

@@ -11,7 +11,7 @@ use lwir_spec::document::{Member, Value};
 use lwir_spec::{Node, Span};
 use serde::{Deserialize, Serialize};
 
-use crate::canon::version_of;
+use lwir_spec::canon::version_of;
 
 /// The id of this harness: `lwirc/` and the lwirc version.
 pub fn harness_id() -> String {
@@ -205,7 +205,7 @@ fn skills_frontmatter(skills: Option<&Node>) -> Node {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canon::sha256_of;
+    use lwir_spec::canon::sha256_of;
     use lwir_spec::document::read;
 
     fn manifest(json: &str) -> PlannerManifest {

@@ -26,22 +26,22 @@
 //!   `1e-6 <= |x| < 1e21`, `-0` as `0`). Integers written exactly in the source are still
 //!   formatted from their double, as the RFC requires.
 //!
-//! Nodes from [`lwir_spec::document::read`] are always finite and their object keys unique,
+//! Nodes from [`crate::document::read`] are always finite and their object keys unique,
 //! which are the two I-JSON preconditions JCS needs.
 
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use lwir_spec::Node;
-use lwir_spec::document::{self, Build, Context, Member, Value};
-use lwir_spec::span::Span;
+use crate::Node;
+use crate::document::{self, Build, Context, Member, Value};
+use crate::span::Span;
 use sha2::{Digest, Sha256};
 
 /// Writes the RFC 8785 canonical form of `node` into `out`.
 ///
 /// The bytes are appended; `out` is not cleared first. Work is linear in the size of the
 /// document plus the `n log n` sorting of each object's keys.
-pub fn write_canonical(node: &lwir_spec::Node, out: &mut Vec<u8>) {
+pub fn write_canonical(node: &crate::Node, out: &mut Vec<u8>) {
     let mut numbers = ryu_js::Buffer::new();
     write_node(node, out, &mut numbers);
 }
@@ -49,7 +49,7 @@ pub fn write_canonical(node: &lwir_spec::Node, out: &mut Vec<u8>) {
 /// Writes the RFC 8785 canonical form of `node` to `writer`, through a 64 KiB buffer,
 /// without holding the whole form in memory. Stops writing at the first error and returns
 /// it.
-pub fn write_canonical_to(node: &lwir_spec::Node, writer: &mut impl Write) -> io::Result<()> {
+pub fn write_canonical_to(node: &crate::Node, writer: &mut impl Write) -> io::Result<()> {
     let mut out = Buffered {
         writer: io::BufWriter::with_capacity(64 << 10, writer),
         error: None,
@@ -62,7 +62,7 @@ pub fn write_canonical_to(node: &lwir_spec::Node, writer: &mut impl Write) -> io
 }
 
 /// The RFC 8785 canonical bytes of `node`.
-pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
+pub fn canonical_bytes(node: &crate::Node) -> Vec<u8> {
     // The source is usually a little larger than its canonical form. The span is only a
     // hint (a node built by hand may carry any span), so it is bounded.
     let hint = node.span.end().saturating_sub(node.span.start());
@@ -75,7 +75,7 @@ pub fn canonical_bytes(node: &lwir_spec::Node) -> Vec<u8> {
 /// WorkflowVersion of a document.
 ///
 /// The canonical form is hashed as it is written, 64 KiB at a time, never held whole.
-pub fn version_of(node: &lwir_spec::Node) -> String {
+pub fn version_of(node: &crate::Node) -> String {
     let mut hasher = Sha256::new();
     write_canonical_to(node, &mut hasher).expect("writing into a hasher cannot fail");
     hex_digest(hasher)
@@ -268,7 +268,7 @@ pub fn sha256_of(bytes: &[u8]) -> String {
 }
 
 fn hex_digest(hasher: Sha256) -> String {
-    lwir_spec::digest::prefixed(hasher)
+    crate::digest::prefixed(hasher)
 }
 
 /// Where canonical bytes go: a `Vec` (the whole form) or a [`Buffered`] writer.
