@@ -15,3 +15,4 @@ pub mod registry;
 pub mod render;
 pub mod session;
 pub mod snapshot;
+pub mod templates;

@@ -32,6 +32,7 @@ enum Command {
     Manifest(commands::manifest::Args),
     Explain(commands::explain::Args),
     Eval(commands::eval::Args),
+    Goal(commands::goal::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         Command::Manifest(args) => commands::manifest::run(args),
         Command::Explain(args) => commands::explain::run(args),
         Command::Eval(args) => commands::eval::run(args),
+        Command::Goal(args) => commands::goal::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

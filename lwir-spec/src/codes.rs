@@ -32,6 +32,8 @@ pub enum Validator {
     Planner,
     /// The validation pipeline itself.
     Pipeline,
+    /// Goal files and replan proposals (`lwirc goal`).
+    Goal,
 }
 
 impl Validator {
@@ -48,6 +50,7 @@ impl Validator {
             Validator::Drift => "drift",
             Validator::Planner => "planner",
             Validator::Pipeline => "pipeline",
+            Validator::Goal => "goal",
         }
     }
 }
@@ -1734,6 +1737,270 @@ code_table! {
     /// ## Fix safety
     /// Nothing to fix in the draft.
     DefinitionNotProvided = "LW901", "definition-not-provided", Pipeline, Warning, Stable;
+
+    /// A work item names a template that is not in the goal's catalog.
+    ///
+    /// ## What it does
+    /// Every work item of a goal file, and every item a replan proposes, runs one template of
+    /// the goal's frozen `templates` catalog, by its name there. Reported for a `template`
+    /// that names none of them, with the nearest name when one is close.
+    ///
+    /// ## Why it matters
+    /// The catalog is the goal's code-selection authority: the planner chooses among
+    /// registered, reviewed versions and never picks or writes code that runs. A name outside
+    /// it is refused, never looked up elsewhere.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "key": "notes", "template": "note", "input": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "key": "notes", "template": "notes", "input": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// A close name is suggested as a fix that may be incorrect; a proposal is never changed
+    /// by lwirc, only refused.
+    UnknownTemplate = "LW1001", "unknown-template", Goal, Error, Stable;
+
+    /// Two work items have the same key, or a proposed item reuses an active key.
+    ///
+    /// ## What it does
+    /// Keys name work in `after` and in `work.<key>` expressions, so they must be unique in
+    /// the goal file and in a proposal, and a proposed item must not take the key of an item
+    /// of the active generation.
+    ///
+    /// ## Why it matters
+    /// With two items of one key, `work.notes.output` would have two meanings, and a report
+    /// could land on the wrong item.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// [ { "key": "notes", "template": "notes", "input": {} },
+    ///   { "key": "notes", "template": "notes-cached", "input": {} } ]
+    /// ```
+    /// Good: `notes` and `notes_cached`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix: which item should be renamed is unknown.
+    DuplicateWorkKey = "LW1002", "duplicate-work-key", Goal, Error, Stable;
+
+    /// A dependency names no earlier item and no active work.
+    ///
+    /// ## What it does
+    /// An `after` entry or a `work.<key>` read must name an item before this one in the same
+    /// file or proposal, or (in a proposal) an item of the active generation. Reported for a
+    /// key that names neither, for an item that depends on itself, and for a key of a later
+    /// item.
+    ///
+    /// ## Why it matters
+    /// Dependencies on earlier items only make every plan acyclic by construction, and a
+    /// dependency on superseded or unknown work could never be satisfied.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "key": "publish", "template": "publish", "after": ["notse"], "input": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "key": "publish", "template": "publish", "after": ["notes"], "input": {} }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// A close key is suggested as a fix that may be incorrect.
+    UnknownDependency = "LW1003", "unknown-dependency", Goal, Error, Stable;
+
+    /// The plan's root is not one of its own new items.
+    ///
+    /// ## What it does
+    /// The `root` of a goal file names one of its work items; the `root` of a replan
+    /// proposal names one of the items it proposes (a new root: an item already in the goal
+    /// cannot be the root of a new generation).
+    ///
+    /// ## Why it matters
+    /// A generation is the closure of its root. Re-rooting on existing work would make a
+    /// generation out of nothing new, or resurrect work that already failed.
+    ///
+    /// ## Example
+    /// Bad: `"root": "notes"` where `notes` is the failed root of generation 0.
+    ///
+    /// Good: `"root": "notes_cached"`, an item of the proposal.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    RootNotNew = "LW1004", "root-not-new", Goal, Error, Stable;
+
+    /// The root item's template may not be a plan root.
+    ///
+    /// ## What it does
+    /// Each catalog entry says whether its template may be a plan root (`"root": true`).
+    /// Reported when the root item of a goal file or proposal runs a template that may not.
+    ///
+    /// ## Why it matters
+    /// Which templates can stand for the whole goal is decided when the goal is created, not
+    /// by the planner: a helper step (mirroring a log, say) must not become "the goal
+    /// succeeded".
+    ///
+    /// ## Example
+    /// Bad: `"root": "mirror"` where `mirror` runs `mirror-log`, with `"root": false`.
+    ///
+    /// Good: the root runs `notes` or `notes-cached`, both root-capable.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    RootNotRootCapable = "LW1005", "root-not-root-capable", Goal, Error, Stable;
+
+    /// A work item is not reachable from the root.
+    ///
+    /// ## What it does
+    /// Every item of a goal file or proposal must be the root or something the root depends
+    /// on, directly or through other items (`after` and `work.<key>` reads). Reported for
+    /// each item outside the root's closure.
+    ///
+    /// ## Why it matters
+    /// Work outside the generation's closure would run for nothing and spend the goal's
+    /// attempt budget; it is the shape of a plan that hides work from review.
+    ///
+    /// ## Example
+    /// Bad: items `notes` (the root) and `cleanup`, where nothing depends on `cleanup`.
+    ///
+    /// Good: `"after": ["cleanup"]` on `notes`, or no `cleanup`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    UnreachableWork = "LW1006", "unreachable-work", Goal, Error, Stable;
+
+    /// A proposal exceeds a bound of the goal.
+    ///
+    /// ## What it does
+    /// Checks a replan proposal against the goal's frozen bounds: items per plan
+    /// (`max_items_per_plan`), items planned over all replans (`max_planned_items`), replans
+    /// (`max_replans`), the template's attempt ceiling, the goal-wide attempt budget
+    /// (`max_total_attempts`) and the wall time (`max_wall_time_s`). The message names the
+    /// bound and the numbers.
+    ///
+    /// ## Why it matters
+    /// Bounds are what keep a goal from becoming an open-ended task generator; they count
+    /// every generation, so a new plan never resets them.
+    ///
+    /// ## Example
+    /// Bad: a proposal of 6 items where `max_items_per_plan` is 4.
+    ///
+    /// Good: 4 items or fewer.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    PlanOverBounds = "LW1007", "plan-over-bounds", Goal, Error, Stable;
+
+    /// A template's registered version no longer matches its pinned digest.
+    ///
+    /// ## What it does
+    /// When a goal is created and whenever a plan is materialized, every template it uses is
+    /// read from the registry and re-hashed (RFC 8785, SHA-256). Reported when the stored
+    /// bytes do not hash to the version the catalog pins, or the registry cannot show it
+    /// intact.
+    ///
+    /// ## Why it matters
+    /// The digest is the template's identity: code that does not hash to it is not the code
+    /// that was reviewed, and nothing is run or materialized from it.
+    ///
+    /// ## Example
+    /// Bad: an object in the registry edited after it was registered.
+    ///
+    /// Good: `lwirc registry verify` reports nothing; register the version again from its
+    /// draft if it does.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    TemplateDigestMismatch = "LW1008", "template-digest-mismatch", Goal, Error, Stable;
+
+    /// A template's version is not registered.
+    ///
+    /// ## What it does
+    /// Every catalog entry pins a WorkflowVersion that must be registered in the registry the
+    /// goal is created against (`--registry`, `LWIR_REGISTRY`, `.lwir/registry`).
+    ///
+    /// ## Why it matters
+    /// Only registered versions were validated against their definition and pinned with
+    /// their capability snapshot; a goal may run nothing else.
+    ///
+    /// ## Example
+    /// Bad: `"version": "sha256:5c28…"` copied from another machine's registry.
+    ///
+    /// Good: `lwirc register draft.json -d workflow.json`, then the version it prints.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    TemplateNotRegistered = "LW1009", "template-not-registered", Goal, Error, Stable;
+
+    /// A template's registration does not record its interface.
+    ///
+    /// ## What it does
+    /// Work inputs are type-checked against the template's input schema and `work.<key>.output`
+    /// reads against its output schema, both kept in the registration record. Reported for a
+    /// version registered before lwirc kept them.
+    ///
+    /// ## Why it matters
+    /// Without the interface, the goal's work could not be checked before it runs.
+    ///
+    /// ## Example
+    /// Bad: a version registered by an older lwirc.
+    ///
+    /// Good: `lwirc register --rebase draft.json -d workflow.json` records it again, with its
+    /// interface.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    TemplateWithoutInterface = "LW1010", "template-without-interface", Goal, Error, Stable;
+
+    /// A replan's answer is not an `apply` proposal lwirc can read.
+    ///
+    /// ## What it does
+    /// A replanning planner answers `{"kind": "apply", "items": [...], "root": "KEY"}` or
+    /// `{"kind": "attention", "rationale": "…"}`. Reported for any other `kind`, with the shape
+    /// findings of the proposal beside it.
+    ///
+    /// ## Why it matters
+    /// A proposal that cannot be read is refused whole; nothing of it is materialized, and
+    /// the replan counts as ending without a proposal.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "kind": "draft", "lwir": {} }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "kind": "apply", "items": [ … ], "root": "notes_cached" }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    InvalidProposal = "LW1011", "invalid-proposal", Goal, Error, Stable;
+
+    /// A work output does not satisfy its template's output schema.
+    ///
+    /// ## What it does
+    /// `lwirc goal report … succeeded --output FILE` checks the output against the output
+    /// schema recorded for the item's template and refuses it, naming each violation, when it
+    /// does not fit.
+    ///
+    /// ## Why it matters
+    /// Later work reads `work.<key>.output` typed by that schema; an output that breaks it
+    /// would make their inputs wrong after they were checked.
+    ///
+    /// ## Example
+    /// Bad: `{"notes": 3}` where the schema wants `notes` to be a string.
+    ///
+    /// Good: `{"notes": "…"}`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    WorkOutputMismatch = "LW1012", "work-output-mismatch", Goal, Error, Stable;
 }
 
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).
@@ -1786,7 +2053,9 @@ mod tests {
             assert!(names.insert(c.name()), "{} twice", c.name());
             let s = c.as_str();
             assert!(
-                s.len() == 5 && s.starts_with("LW") && s[2..].bytes().all(|b| b.is_ascii_digit())
+                (s.len() == 5 || s.len() == 6 && c.validator() == Validator::Goal)
+                    && s.starts_with("LW")
+                    && s[2..].bytes().all(|b| b.is_ascii_digit())
             );
             assert!(
                 c.name()

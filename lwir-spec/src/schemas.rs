@@ -10,6 +10,10 @@ pub const LWIR_META_SCHEMA: &str = include_str!("../schema/lwir-1.schema.json");
 /// The meta-schema of a WorkflowDefinition (`workflow.json`).
 pub const WORKFLOW_META_SCHEMA: &str = include_str!("../schema/workflow-1.schema.json");
 
+/// The meta-schema of a goal file (`goal.json`), with the `apply` answer of a replan as
+/// `#/$defs/proposal`.
+pub const GOAL_META_SCHEMA: &str = include_str!("../schema/goal-1.schema.json");
+
 /// The schema of the planner protocol `lwir-planner/1`: requests lwirc writes to a planner
 /// (`#/$defs/request`) and the answers a planner writes back (`#/$defs/answer`).
 pub const PLANNER_PROTOCOL_SCHEMA: &str = include_str!("../schema/planner-protocol-1.schema.json");

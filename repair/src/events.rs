@@ -371,6 +371,24 @@ fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogEr
     Ok((event.seq, last_newline + 1, len))
 }
 
+/// Whether the log in `dir` is owned by an open [`EventLog`] right now (of this or another
+/// process): its lock is held. `false` when there is no log. Only a hint for a reader — the
+/// owner may let go the moment after — but a `true` is never wrong about a log whose owner
+/// died, because the lock goes with the process.
+pub fn in_use(dir: &Path) -> Result<bool, LogError> {
+    let path = dir.join(LOG_FILE);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(source) if source.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => return Err(LogError::Io { path, source }),
+    };
+    match lock(&file, &path) {
+        Ok(()) => Ok(false),
+        Err(LogError::Locked { .. }) => Ok(true),
+        Err(other) => Err(other),
+    }
+}
+
 /// Reads and checks the log at `path` without changing it (for inspection and tests): the
 /// committed events in order; a torn last line is left out.
 ///

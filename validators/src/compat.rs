@@ -685,7 +685,7 @@ fn has_pattern(ty: &Ty) -> bool {
 /// (LW501 when some value may not fit, with an example; LW502 when it cannot be decided):
 /// `what` names the value, `into` where it goes. A dyn producer (`{}` schemas, or a value
 /// after an earlier finding) is left to run time.
-pub(crate) fn flow_finding(
+pub fn flow_finding(
     producer: &Ty,
     consumer: &Ty,
     at: &str,

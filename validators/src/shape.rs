@@ -8,14 +8,24 @@ use std::sync::OnceLock;
 use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
 use lwir_spec::ir::{COMMON_STEP_FIELDS, Definition, LWIR_VERSION, StepKind};
-use lwir_spec::schemas::{LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
+use lwir_spec::schemas::{GOAL_META_SCHEMA, LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
 
 use crate::{Context, all_of, expected_types, head, one_of, subset};
 
+/// Which kind of document a meta-schema is for (messages name its parts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MetaKind {
+    Lwir,
+    Workflow,
+    Goal,
+    Proposal,
+}
+
 /// A meta-schema: its JSON (to look up the fields a location allows) and its validator.
 struct MetaSchema {
+    kind: MetaKind,
     json: serde_json::Value,
     validator: jsonschema::Validator,
     /// For a meta-schema with a `$defs/step` (LWIR's): the same schema with `$defs/step` as
@@ -23,25 +33,21 @@ struct MetaSchema {
     step: Option<jsonschema::Validator>,
 }
 
-fn meta(text: &'static str, cell: &'static OnceLock<MetaSchema>) -> &'static MetaSchema {
+fn meta(
+    kind: MetaKind,
+    text: &'static str,
+    cell: &'static OnceLock<MetaSchema>,
+) -> &'static MetaSchema {
     cell.get_or_init(|| {
-        // The meta-schemas are part of this crate; a unit test builds both.
+        // The meta-schemas are part of lwir-spec; a unit test builds them all.
         let json: serde_json::Value = serde_json::from_str(text).expect("meta-schema is JSON");
-        let validator = jsonschema::draft202012::new(&json).expect("meta-schema compiles");
-        let step = json.pointer("/$defs/step").map(|_| {
-            // The same `$id` and `$defs`, so every location keeps its schema path
-            // (`/$defs/step/...`, `/$defs/identifier/pattern`, ...).
-            let mut root = serde_json::Map::new();
-            for key in ["$schema", "$id", "$defs"] {
-                if let Some(value) = json.get(key) {
-                    root.insert(key.to_owned(), value.clone());
-                }
-            }
-            root.insert("$ref".to_owned(), "#/$defs/step".into());
-            jsonschema::draft202012::new(&serde_json::Value::Object(root))
-                .expect("the step meta-schema compiles")
-        });
+        let validator = match kind {
+            MetaKind::Proposal => definition(&json, "proposal"),
+            _ => jsonschema::draft202012::new(&json).expect("meta-schema compiles"),
+        };
+        let step = (kind == MetaKind::Lwir).then(|| definition(&json, "step"));
         MetaSchema {
+            kind,
             json,
             validator,
             step,
@@ -49,14 +55,61 @@ fn meta(text: &'static str, cell: &'static OnceLock<MetaSchema>) -> &'static Met
     })
 }
 
+/// A validator of `$defs/<name>` of `json`, with the same `$id` and `$defs`, so every
+/// location keeps its schema path (`/$defs/step/...`, `/$defs/identifier/pattern`, ...).
+fn definition(json: &serde_json::Value, name: &str) -> jsonschema::Validator {
+    let mut root = serde_json::Map::new();
+    for key in ["$schema", "$id", "$defs"] {
+        if let Some(value) = json.get(key) {
+            root.insert(key.to_owned(), value.clone());
+        }
+    }
+    root.insert("$ref".to_owned(), format!("#/$defs/{name}").into());
+    jsonschema::draft202012::new(&serde_json::Value::Object(root))
+        .expect("a meta-schema definition compiles")
+}
+
 fn lwir_meta() -> &'static MetaSchema {
     static CELL: OnceLock<MetaSchema> = OnceLock::new();
-    meta(LWIR_META_SCHEMA, &CELL)
+    meta(MetaKind::Lwir, LWIR_META_SCHEMA, &CELL)
 }
 
 fn workflow_meta() -> &'static MetaSchema {
     static CELL: OnceLock<MetaSchema> = OnceLock::new();
-    meta(WORKFLOW_META_SCHEMA, &CELL)
+    meta(MetaKind::Workflow, WORKFLOW_META_SCHEMA, &CELL)
+}
+
+fn goal_meta() -> &'static MetaSchema {
+    static CELL: OnceLock<MetaSchema> = OnceLock::new();
+    meta(MetaKind::Goal, GOAL_META_SCHEMA, &CELL)
+}
+
+fn proposal_meta() -> &'static MetaSchema {
+    static CELL: OnceLock<MetaSchema> = OnceLock::new();
+    meta(MetaKind::Proposal, GOAL_META_SCHEMA, &CELL)
+}
+
+/// A goal file against its meta-schema (`lwir-spec/schema/goal-1.schema.json`): every
+/// finding, with codes of the shape range (LW101–LW106), pointers and spans into `doc`.
+pub fn check_goal_file(doc: &SpannedDocument) -> Vec<Finding> {
+    let mut out = Vec::new();
+    against_meta_schema(doc, goal_meta(), Origin::Draft, &HashSet::new(), &mut out);
+    lwir_spec::finding::sort_findings(&mut out);
+    out
+}
+
+/// The `apply` answer of a replan against `#/$defs/proposal` of the goal meta-schema.
+pub fn check_proposal(doc: &SpannedDocument) -> Vec<Finding> {
+    let mut out = Vec::new();
+    against_meta_schema(
+        doc,
+        proposal_meta(),
+        Origin::Draft,
+        &HashSet::new(),
+        &mut out,
+    );
+    lwir_spec::finding::sort_findings(&mut out);
+    out
 }
 
 /// The draft's shape: its meta-schema, the LWIR version, the subset of its output schemas.
@@ -306,9 +359,12 @@ fn meta_schema_error(
                         Code::InvalidIdentifier,
                         at.clone(),
                         node.span,
-                        format!("`{text}` is not a valid {}", identifier_kind(&at, origin)),
+                        format!(
+                            "`{text}` is not a valid {}",
+                            identifier_kind(&at, origin, meta.kind)
+                        ),
                     )
-                    .with_help(identifier_help(&at, origin)),
+                    .with_help(identifier_help(&at, origin, meta.kind)),
                 );
             }
             ValidationErrorKind::PropertyNames { error } => {
@@ -322,10 +378,14 @@ fn meta_schema_error(
                         span,
                         format!(
                             "`{name}` is not a valid {}",
-                            identifier_kind(&key_pointer, origin)
+                            identifier_kind(&key_pointer, origin, meta.kind)
                         ),
                     )
-                    .with_help(identifier_help(&key_pointer, origin)),
+                    .with_help(identifier_help(
+                        &key_pointer,
+                        origin,
+                        meta.kind,
+                    )),
                 );
             }
             kind => {
@@ -473,6 +533,16 @@ fn describe(at: &str, origin: Origin) -> String {
     let in_steps = tokens.iter().any(|t| t == "steps" || t == "default");
     match (origin, tokens.len(), last) {
         (Origin::Draft, 0, _) => "the document".to_owned(),
+        (_, _, Some(l))
+            if l.parse::<usize>().is_ok() && tokens.len() == 2 && tokens[0] == "work" =>
+        {
+            format!("work item {l}")
+        }
+        (_, _, Some(l))
+            if l.parse::<usize>().is_ok() && tokens.len() == 2 && tokens[0] == "items" =>
+        {
+            format!("proposed item {l}")
+        }
         (Origin::Definition, 0, _) => "the definition".to_owned(),
         (_, _, Some(l)) if l.parse::<usize>().is_ok() && in_steps => "step".to_owned(),
         (_, _, Some(l)) if l.parse::<usize>().is_ok() => {
@@ -483,7 +553,16 @@ fn describe(at: &str, origin: Origin) -> String {
     }
 }
 
-fn identifier_kind(at: &str, origin: Origin) -> &'static str {
+fn identifier_kind(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
+    if matches!(kind, MetaKind::Goal | MetaKind::Proposal) {
+        return match at {
+            "/goal" => "goal name",
+            _ if at.ends_with("/version") => "version digest",
+            _ if at.contains("/skills/") => "skill name",
+            _ if at.starts_with("/templates/") || at.ends_with("/template") => "template name",
+            _ => "work key",
+        };
+    }
     match origin {
         Origin::Definition if at.starts_with("/models/") => "model slot id",
         Origin::Definition if at.starts_with("/tools/") => "tool id",
@@ -494,7 +573,24 @@ fn identifier_kind(at: &str, origin: Origin) -> &'static str {
     }
 }
 
-fn identifier_help(at: &str, origin: Origin) -> &'static str {
+fn identifier_help(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
+    if matches!(kind, MetaKind::Goal | MetaKind::Proposal) {
+        return match at {
+            "/goal" => {
+                "goal names use lowercase letters, digits, `.`, `_` and `-`, starting with a \
+                 letter or digit, at most 64 characters"
+            }
+            _ if at.ends_with("/version") => {
+                "a template is pinned by its whole WorkflowVersion, `sha256:` and 64 lowercase \
+                 hex digits, as `lwirc registry list` prints it"
+            }
+            _ if at.contains("/skills/") => "skill names use lowercase letters, digits and `-`",
+            _ => {
+                "keys and template names use lowercase letters, digits, `_` and `-`, do not \
+                 start with a digit or `-`, and have at most 64 characters"
+            }
+        };
+    }
     match origin {
         Origin::Definition if at.starts_with("/tools/") => {
             "tool ids use letters, digits, `_`, `.` and `-`, and do not start with `.` or `-`"
@@ -519,5 +615,7 @@ mod tests {
     fn meta_schemas_compile() {
         let _ = super::lwir_meta();
         let _ = super::workflow_meta();
+        let _ = super::goal_meta();
+        let _ = super::proposal_meta();
     }
 }

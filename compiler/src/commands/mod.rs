@@ -5,6 +5,7 @@ pub(crate) mod compile;
 pub(crate) mod drift;
 pub(crate) mod eval;
 pub(crate) mod explain;
+pub(crate) mod goal;
 pub(crate) mod hash;
 pub(crate) mod manifest;
 pub(crate) mod planning;

@@ -1,0 +1,709 @@
+//! `lwirc goal`: goals whose plans advance only through validated proposals into new,
+//! immutable generations.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lwir_goals::agent::ProcessAgent;
+use lwir_goals::goal::{Dispatch, Goals, Replanned, Report as WorkReport};
+use lwir_goals::projection::{Projection, WorkView};
+use lwir_goals::store::{Directory, Store};
+use lwir_goals::GoalError;
+use lwir_repair::process::{self, Limits, PlannerCommand};
+use lwir_spec::SpannedDocument;
+use lwirc::registry::Registry;
+use lwirc::render::terminal::{excerpt, sanitize};
+use lwirc::render::{File, Report};
+use lwirc::templates::RegistryTemplates;
+
+use super::{ColorChoice, Format, print, read_source, registry_dir};
+use crate::exit;
+
+/// Goals: plans that change only through validated proposals, every generation kept.
+///
+/// A goal file names what the goal is for, the registered templates its work may run (each
+/// pinned by its version), its first work items and root, who may replan and every bound.
+/// `goal create` checks it (like a draft: every finding at once), freezes it and
+/// materializes generation 0. A runtime then takes `goal next` and reports each attempt with
+/// `goal report`. When the active generation can make no more progress, `goal replan` asks
+/// the planner for a new plan; the host checks it (templates from the catalog, dependencies,
+/// a new root-capable root, reachability, bounds, input types), a reviewer and/or a person
+/// approves it, and applying it starts a new generation. Nothing is ever edited: `goal show`
+/// tells the whole history, computed from the goal's event log.
+///
+/// Goals are kept in `--goals DIR`, else `$LWIR_GOALS`, else `.lwir/goals`; templates are
+/// read from `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument
+/// is a goal id, a unique prefix of one, or a goal name only one goal has.
+///
+/// Exit status: 0 done, 1 findings, refused or not eligible (the reason on standard error),
+/// 2 usage error or an unreadable store, 3 the planner profile drifted.
+///
+/// Examples:
+///   lwirc goal create goal.json
+///   lwirc goal next release-notes-w49
+///   lwirc goal report release-notes-w49 notes-3fa2c9e01b7d failed --error "API timeout"
+///   lwirc goal replan release-notes-w49 --planner 'python3 planner.py'
+///   lwirc goal approve release-notes-w49 p1
+///   lwirc goal show release-notes-w49 --format json | jq .replan_consumption
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: GoalCommand,
+    /// The goals directory (default: `$LWIR_GOALS`, else `.lwir/goals`).
+    #[arg(long, value_name = "DIR", global = true)]
+    goals: Option<PathBuf>,
+    /// The registry directory templates are read from (default: `$LWIR_REGISTRY`, else
+    /// `.lwir/registry`).
+    #[arg(long, value_name = "DIR", global = true)]
+    registry: Option<PathBuf>,
+    /// Who runs the command, as recorded in the goal's events (default: `$USER`).
+    #[arg(long, value_name = "NAME", global = true)]
+    by: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+enum GoalCommand {
+    /// Check a goal file, freeze it and materialize generation 0; print the goal id.
+    ///
+    /// The same file again (or the same JSON written differently) is the same goal: the
+    /// same id is printed and nothing is written.
+    Create {
+        /// The goal file (`-` for standard input).
+        #[arg(value_name = "GOAL.json")]
+        file: String,
+        /// Format of the findings, when there are any.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// When to colour the findings.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
+    },
+    /// One row per goal: id, status, generation, attempts, replans, replan consumption.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ShowFormat::Human)]
+        format: ShowFormat,
+    },
+    /// A goal's projection: status and why, every generation, work item, attempt and plan.
+    Show {
+        /// The goal.
+        goal: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ShowFormat::Human)]
+        format: ShowFormat,
+    },
+    /// The work that can be dispatched now, each with its input resolved (a JSON array).
+    Next {
+        /// The goal.
+        goal: String,
+    },
+    /// Record what the runtime did with a work item.
+    ///
+    /// `started` begins an attempt; `succeeded` (with `--output FILE`, checked against the
+    /// template's output schema) and `failed` (with `--error TEXT`) end it — or, reported
+    /// without a start, are an attempt of their own. Reports on superseded, finished or
+    /// over-ceiling work are refused (exit 1) and nothing is recorded.
+    #[command(verbatim_doc_comment)]
+    Report {
+        /// The goal.
+        goal: String,
+        /// The work id (as `goal next` and `goal show` print it), or the key of an item of the
+        /// active generation.
+        work: String,
+        /// What happened.
+        #[arg(value_enum)]
+        status: ReportStatus,
+        /// The output of a successful attempt: a JSON file (`-` for standard input).
+        #[arg(long, value_name = "FILE")]
+        output: Option<String>,
+        /// The error of a failed attempt.
+        #[arg(long, value_name = "TEXT")]
+        error: Option<String>,
+    },
+    /// One bounded planner cycle, when the goal is eligible (nothing can run and the root has
+    /// not succeeded).
+    ///
+    /// The planner gets a `replan` request (lwir-planner/1) and answers `apply` with new items
+    /// and a new root, or `attention`. The proposal is checked by lwirc, reviewed by
+    /// `--reviewer` when given (at most the goal's `max_review_rounds` revisions), then
+    /// applied when the goal's `auto_apply` allows, else left for `goal approve`. Every
+    /// replan is charged against the goal's `max_replans`, except when the planner cannot
+    /// be started.
+    #[command(verbatim_doc_comment)]
+    Replan {
+        /// The goal.
+        goal: String,
+        #[command(flatten)]
+        agents: AgentArgs,
+        /// When to colour the findings of a refused proposal.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
+    },
+    /// Approve a plan that waits for review, and apply it.
+    Approve {
+        /// The goal.
+        goal: String,
+        /// The plan (`p1`, `p2`, …).
+        plan: String,
+    },
+    /// Reject a plan that waits for review; the feedback goes to the next replan.
+    Reject {
+        /// The goal.
+        goal: String,
+        /// The plan.
+        plan: String,
+        /// Why, for the planner's next attempt.
+        #[arg(long, value_name = "TEXT")]
+        feedback: String,
+    },
+    /// Ask for another replan after the planner asked for attention.
+    Retry {
+        /// The goal.
+        goal: String,
+        /// The plan that ended in attention.
+        plan: String,
+    },
+    /// Stop the goal for good: nothing is dispatched or replanned again.
+    Cancel {
+        /// The goal.
+        goal: String,
+        /// Why, recorded with the cancellation.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+}
+
+#[derive(clap::Args)]
+struct AgentArgs {
+    /// The planner command (lwir-planner/1, run without a shell).
+    #[arg(long, value_name = "CMD")]
+    planner: String,
+    /// The reviewer command (the same protocol, `review` requests).
+    #[arg(long, value_name = "CMD")]
+    reviewer: Option<String>,
+    /// Run the planner and reviewer commands through `sh -c`.
+    #[arg(long)]
+    planner_shell: bool,
+    /// Seconds one call may take: from 0.001 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = process::DEFAULT_TIMEOUT.as_secs_f64(),
+          value_parser = super::ranges::timeout_seconds)]
+    planner_timeout: f64,
+    /// The most bytes read from one answer: from 1 to 1073741824.
+    #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT,
+          value_parser = super::ranges::max_output_bytes)]
+    planner_max_output: usize,
+}
+
+impl AgentArgs {
+    fn agent(&self, line: &str) -> anyhow::Result<ProcessAgent> {
+        let command = if self.planner_shell {
+            PlannerCommand::shell(line)
+        } else {
+            PlannerCommand::parse(line)?
+        };
+        Ok(ProcessAgent::new(
+            command,
+            Limits {
+                timeout: Duration::from_secs_f64(self.planner_timeout),
+                max_output: self.planner_max_output,
+            },
+        ))
+    }
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ShowFormat {
+    /// For people.
+    Human,
+    /// JSON.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ReportStatus {
+    /// An attempt started.
+    Started,
+    /// The attempt succeeded (`--output FILE`).
+    Succeeded,
+    /// The attempt failed (`--error TEXT`).
+    Failed,
+}
+
+/// The goals directory: `--goals DIR`, else `LWIR_GOALS`, else `.lwir/goals`.
+fn goals_dir(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| {
+        std::env::var_os("LWIR_GOALS")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
+    .unwrap_or_else(|| PathBuf::from(".lwir/goals"))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
+    let store = Directory::at(goals_dir(args.goals.clone()));
+    let registry_dir = registry_dir(args.registry.clone());
+    let registry = Registry::at(&registry_dir);
+    let templates = RegistryTemplates::new(&registry, format!("`{}`", registry_dir.display()));
+    let by = args
+        .by
+        .clone()
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .or_else(|| std::env::var("LOGNAME").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    let goals = Goals {
+        store: &store,
+        templates: &templates,
+        by,
+        now,
+    };
+    let outcome = dispatch(&goals, &store, args.command);
+    match outcome {
+        Ok(code) => Ok(code),
+        Err(e) => failure(e),
+    }
+}
+
+/// An error of a goal command: refusals and findings exit 1, drift 3, the rest 2.
+fn failure(e: GoalError) -> anyhow::Result<u8> {
+    match e {
+        GoalError::Refused(message) => {
+            eprintln!("lwirc: {}", sanitize(&message));
+            Ok(exit::FINDINGS)
+        }
+        GoalError::Drift(_) => {
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
+            Ok(exit::DRIFT)
+        }
+        GoalError::Findings { .. } => {
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
+            Ok(exit::FINDINGS)
+        }
+        GoalError::Store(lwir_goals::store::StoreError::NotFound { .. }) => {
+            eprintln!("lwirc: {}", sanitize(&e.to_string()));
+            Ok(exit::FINDINGS)
+        }
+        other => Err(anyhow::anyhow!("{other}")),
+    }
+}
+
+/// The goal id `text` names: an id, a unique prefix of one, or a name only one goal has.
+fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
+    let ids = store.goals()?;
+    if ids.iter().any(|id| id == text) {
+        return Ok(text.to_owned());
+    }
+    let by_name: Vec<&String> = ids
+        .iter()
+        .filter(|id| id.rsplit_once('-').is_some_and(|(name, _)| name == text))
+        .collect();
+    let by_prefix: Vec<&String> = ids.iter().filter(|id| id.starts_with(text)).collect();
+    let candidates = if by_name.is_empty() { by_prefix } else { by_name };
+    match candidates.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(GoalError::Refused(format!(
+            "no goal `{text}` in {}{}",
+            store.location(),
+            if ids.is_empty() {
+                " (it has no goals; `lwirc goal create GOAL.json` creates one)".to_owned()
+            } else {
+                format!("; its goals: {}", ids.join(", "))
+            }
+        ))),
+        many => Err(GoalError::Refused(format!(
+            "`{text}` names {} goals: {}; give the whole id",
+            many.len(),
+            many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Result<u8, GoalError> {
+    let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+    match command {
+        GoalCommand::Create { file, format, color } => {
+            let source = read_source(&file).map_err(io)?;
+            let name = source.name.clone();
+            match goals.create(source.bytes) {
+                Ok(created) => {
+                    if !created.warnings.is_empty() {
+                        eprint!(
+                            "{}",
+                            render(format, color, &name, &created.document, &created.warnings)
+                        );
+                    }
+                    if !created.new {
+                        eprintln!("lwirc: goal {} exists already; nothing was written", created.id);
+                    }
+                    print(&format!("{}\n", created.id)).map_err(io)?;
+                    Ok(exit::OK)
+                }
+                Err(GoalError::Findings { document, findings }) => {
+                    match document {
+                        Some(doc) => print(&render(format, color, &name, &doc, &findings)).map_err(io)?,
+                        None => {
+                            let report = Report::of_file(
+                                &findings,
+                                File {
+                                    name: &name,
+                                    bytes: &[],
+                                    document: None,
+                                },
+                            );
+                            print(&format.render(report, color)).map_err(io)?;
+                        }
+                    }
+                    Ok(exit::FINDINGS)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        GoalCommand::List { format } => {
+            let (shown, failed) = goals.list()?;
+            for (id, e) in &failed {
+                eprintln!("lwirc: goal {id} cannot be read: {}", sanitize(&e.to_string()));
+            }
+            match format {
+                ShowFormat::Json => {
+                    let rows: Vec<serde_json::Value> = shown.iter().map(list_row).collect();
+                    print(&format!("{}\n", serde_json::to_string_pretty(&rows).unwrap_or_default())).map_err(io)?;
+                }
+                ShowFormat::Human => print(&list_table(&shown)).map_err(io)?,
+            }
+            Ok(if failed.is_empty() { exit::OK } else { exit::FINDINGS })
+        }
+        GoalCommand::Show { goal, format } => {
+            let id = resolve(store, &goal)?;
+            let projection = goals.show(&id)?;
+            match format {
+                ShowFormat::Json => print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&projection).unwrap_or_default()
+                ))
+                .map_err(io)?,
+                ShowFormat::Human => print(&show_human(&projection)).map_err(io)?,
+            }
+            Ok(exit::OK)
+        }
+        GoalCommand::Next { goal } => {
+            let id = resolve(store, &goal)?;
+            let (ready, unresolved) = goals.next(&id)?;
+            for u in &unresolved {
+                eprintln!(
+                    "lwirc: work {} ({}) is ready but its input cannot be resolved: {}; report it failed with `lwirc goal report {id} {} failed --error TEXT`",
+                    u.id,
+                    u.key,
+                    sanitize(&u.error),
+                    u.id
+                );
+            }
+            if ready.is_empty() && unresolved.is_empty() {
+                let p = goals.show(&id)?;
+                eprintln!("lwirc: nothing to dispatch: goal {id} is {} — {}", p.status.as_str(), sanitize(&p.reason));
+            }
+            let json: Vec<&Dispatch> = ready.iter().collect();
+            print(&format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())).map_err(io)?;
+            Ok(exit::OK)
+        }
+        GoalCommand::Report { goal, work, status, output, error } => {
+            let id = resolve(store, &goal)?;
+            let report = match status {
+                ReportStatus::Started => {
+                    if output.is_some() || error.is_some() {
+                        return Err(GoalError::Refused("`started` takes neither --output nor --error".into()));
+                    }
+                    WorkReport::Started
+                }
+                ReportStatus::Succeeded => {
+                    if error.is_some() {
+                        return Err(GoalError::Refused("`succeeded` takes --output, not --error".into()));
+                    }
+                    let Some(path) = output else {
+                        return Err(GoalError::Refused("`succeeded` needs --output FILE (the attempt's output, JSON)".into()));
+                    };
+                    let Some(doc) = super::read_json(&path).map_err(io)? else {
+                        return Ok(exit::FINDINGS);
+                    };
+                    WorkReport::Succeeded(doc.root().to_json())
+                }
+                ReportStatus::Failed => {
+                    if output.is_some() {
+                        return Err(GoalError::Refused("`failed` takes --error, not --output".into()));
+                    }
+                    WorkReport::Failed(error.unwrap_or_else(|| "failed (no error given)".to_owned()))
+                }
+            };
+            let event = goals.report(&id, &work, &report)?;
+            let attempt = event.data.get("attempt").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            eprintln!("lwirc: recorded {} of {work} (attempt {attempt}) in goal {id}", event.event);
+            Ok(exit::OK)
+        }
+        GoalCommand::Replan { goal, agents, color } => {
+            let id = resolve(store, &goal)?;
+            let mut planner = agents.agent(&agents.planner).map_err(io)?;
+            let mut reviewer = agents.reviewer.as_deref().map(|r| agents.agent(r)).transpose().map_err(io)?;
+            let outcome = goals.replan(
+                &id,
+                &mut planner,
+                reviewer.as_mut().map(|r| r as &mut dyn lwir_goals::agent::Agent),
+            )?;
+            match outcome {
+                Replanned::Applied { plan, generation } => {
+                    eprintln!("lwirc: plan {plan} was applied: goal {id} is at generation {generation}");
+                    print(&format!("{plan}\n")).map_err(io)?;
+                    Ok(exit::OK)
+                }
+                Replanned::AwaitingReview { plan, note } => {
+                    if let Some(note) = note {
+                        eprintln!("lwirc: {}", sanitize(&note));
+                    }
+                    eprintln!(
+                        "lwirc: plan {plan} is valid and waits for review: `lwirc goal approve {id} {plan}` or `lwirc goal reject {id} {plan} --feedback TEXT`"
+                    );
+                    print(&format!("{plan}\n")).map_err(io)?;
+                    Ok(exit::OK)
+                }
+                Replanned::Attention { plan, rationale } => {
+                    eprintln!(
+                        "lwirc: plan {plan} ended in attention: {}\nlwirc: after a person has looked, `lwirc goal retry {id} {plan}` asks for another replan",
+                        sanitize(&excerpt(&rationale, 2000))
+                    );
+                    Ok(exit::FINDINGS)
+                }
+                Replanned::Rejected { plan, feedback } => {
+                    eprintln!("lwirc: plan {plan} was rejected by the reviewer: {}", sanitize(&excerpt(&feedback, 2000)));
+                    Ok(exit::FINDINGS)
+                }
+                Replanned::Failed { plan, charged, message, findings } => {
+                    if let Some((document, findings)) = findings {
+                        let name = format!("plan {plan} (the planner's answer)");
+                        match document {
+                            Some(doc) => eprint!("{}", render(Format::Human, stderr_choice(color), &name, &doc, &findings)),
+                            None => {
+                                for f in &findings {
+                                    eprintln!("{}: {}", f.code, sanitize(&f.message));
+                                }
+                            }
+                        }
+                    }
+                    eprintln!(
+                        "lwirc: plan {plan} failed: {}{}",
+                        sanitize(&excerpt(&message, 2000)),
+                        if charged { " (the replan is spent)" } else { " (not charged: the planner could not be started)" }
+                    );
+                    Ok(exit::FINDINGS)
+                }
+            }
+        }
+        GoalCommand::Approve { goal, plan } => {
+            let id = resolve(store, &goal)?;
+            match goals.approve(&id, &plan) {
+                Ok(generation) => {
+                    eprintln!("lwirc: plan {plan} was applied: goal {id} is at generation {generation}");
+                    Ok(exit::OK)
+                }
+                Err(GoalError::Findings { document, findings }) => {
+                    if let Some(doc) = document {
+                        eprint!("{}", render(Format::Human, ColorChoice::Never, &format!("plan {plan}"), &doc, &findings));
+                    }
+                    eprintln!("lwirc: plan {plan} was refused when it was materialized; nothing was applied");
+                    Ok(exit::FINDINGS)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        GoalCommand::Reject { goal, plan, feedback } => {
+            let id = resolve(store, &goal)?;
+            goals.reject(&id, &plan, &feedback)?;
+            eprintln!("lwirc: plan {plan} was rejected; the feedback goes to the next replan");
+            Ok(exit::OK)
+        }
+        GoalCommand::Retry { goal, plan } => {
+            let id = resolve(store, &goal)?;
+            goals.retry(&id, &plan)?;
+            eprintln!("lwirc: the attention of plan {plan} is cleared; `lwirc goal replan {id} --planner CMD` may run again");
+            Ok(exit::OK)
+        }
+        GoalCommand::Cancel { goal, reason } => {
+            let id = resolve(store, &goal)?;
+            goals.cancel(&id, reason.as_deref())?;
+            eprintln!("lwirc: goal {id} is cancelled; nothing more is dispatched or replanned");
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn stderr_choice(color: ColorChoice) -> ColorChoice {
+    match color {
+        ColorChoice::Auto if super::stderr_color() => ColorChoice::Always,
+        ColorChoice::Auto => ColorChoice::Never,
+        other => other,
+    }
+}
+
+fn render(format: Format, color: ColorChoice, name: &str, doc: &SpannedDocument, findings: &[lwir_spec::Finding]) -> String {
+    let report = Report::of_file(
+        findings,
+        File {
+            name,
+            bytes: doc.source(),
+            document: Some(doc),
+        },
+    );
+    format.render(report, color)
+}
+
+fn list_row(p: &Projection) -> serde_json::Value {
+    let mut row = serde_json::json!({
+        "goal": p.goal,
+        "name": p.name,
+        "status": p.status,
+        "generation": p.generation,
+        "attempts": p.attempts,
+        "replans": p.replans,
+        "reason": p.reason,
+        "fingerprint": p.fingerprint,
+    });
+    if let Some(c) = &p.replan_consumption {
+        row["replan_consumption"] = serde_json::to_value(c).unwrap_or_default();
+    }
+    row
+}
+
+fn consumption_text(p: &Projection) -> String {
+    p.replan_consumption.map_or_else(
+        || "-".to_owned(),
+        |c| format!("reviewer_rejection {}, planner_no_proposal {}", c.reviewer_rejection, c.planner_no_proposal),
+    )
+}
+
+fn list_table(shown: &[Projection]) -> String {
+    if shown.is_empty() {
+        return "no goals (`lwirc goal create GOAL.json` creates one)\n".to_owned();
+    }
+    let rows: Vec<[String; 6]> = shown
+        .iter()
+        .map(|p| {
+            [
+                p.goal.clone(),
+                p.status.as_str().to_owned(),
+                p.generation.to_string(),
+                format!("{}/{}", p.attempts.used, p.attempts.max),
+                format!("{}/{}", p.replans.used, p.replans.max),
+                consumption_text(p),
+            ]
+        })
+        .collect();
+    let header = ["GOAL", "STATUS", "GEN", "ATTEMPTS", "REPLANS", "REPLAN CONSUMPTION"];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec(), &mut out);
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect(), &mut out);
+    }
+    for p in shown {
+        if matches!(p.status.as_str(), "exhausted" | "attention" | "awaiting-review") {
+            out.push_str(&format!("{}: {}\n", p.goal, sanitize(&excerpt(&p.reason, 400))));
+        }
+    }
+    out
+}
+
+fn show_human(p: &Projection) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("goal {} ({})\n", p.goal, sanitize(&p.name)));
+    out.push_str(&format!("  objective: {}\n", sanitize(&excerpt(&p.objective, 400))));
+    out.push_str(&format!("  status: {}\n", p.status.as_str()));
+    out.push_str(&format!("  reason: {}\n", sanitize(&p.reason)));
+    if let Some(root) = &p.active_root {
+        out.push_str(&format!("  generation {}, root `{}` ({})\n", p.generation, root.key, root.id));
+    }
+    out.push_str(&format!(
+        "  attempts {}/{} · replans {}/{} · planned items {}/{}\n",
+        p.attempts.used, p.attempts.max, p.replans.used, p.replans.max, p.planned_items.used, p.planned_items.max
+    ));
+    if let Some(c) = &p.replan_consumption {
+        out.push_str(&format!(
+            "  replan consumption: reviewer_rejection {}, planner_no_proposal {}\n",
+            c.reviewer_rejection, c.planner_no_proposal
+        ));
+    }
+    if let Some(c) = &p.cancelled {
+        out.push_str(&format!("  cancelled by {} at {}\n", sanitize(&c.by), c.at));
+    }
+    out.push_str(&format!("\nwork of generation {}:\n", p.generation));
+    work_table(&p.work, &mut out);
+    let superseded: Vec<WorkView> = p
+        .governed_work
+        .iter()
+        .filter(|w| !p.work.iter().any(|a| a.id == w.id))
+        .cloned()
+        .collect();
+    if !superseded.is_empty() {
+        out.push_str("\nearlier generations (kept, not dispatched):\n");
+        work_table(&superseded, &mut out);
+    }
+    out.push_str("\nplans:\n");
+    for plan in &p.plans {
+        out.push_str(&format!("  {} {} {}", plan.id, plan.kind, plan.status));
+        if !plan.charged && plan.kind == "replan" {
+            out.push_str(" (not charged)");
+        }
+        if let Some(root) = &plan.root {
+            out.push_str(&format!(" · root `{}`", sanitize(root)));
+        }
+        if let Some(r) = &plan.receipt {
+            out.push_str(&format!(" · receipt: {} by {} {}", r.verdict, r.reviewer, sanitize(&r.by)));
+        }
+        out.push('\n');
+        if let Some(reason) = &plan.reason {
+            out.push_str(&format!("      {}\n", sanitize(&excerpt(reason, 600))));
+        }
+    }
+    out
+}
+
+fn work_table(work: &[WorkView], out: &mut String) {
+    if work.is_empty() {
+        out.push_str("  (none)\n");
+        return;
+    }
+    for w in work {
+        let status = serde_json::to_value(w.status).unwrap_or_default();
+        out.push_str(&format!(
+            "  {:<28} {:<12} {:<16} {:<10} {}/{} attempt(s)\n",
+            w.id,
+            sanitize(&w.key),
+            sanitize(&w.template),
+            status.as_str().unwrap_or(""),
+            w.attempts,
+            w.max_attempts
+        ));
+        for e in &w.errors {
+            out.push_str(&format!("      {}\n", sanitize(&excerpt(e, 300))));
+        }
+    }
+}

@@ -1,0 +1,580 @@
+//! The host's checks of a plan: generation 0 in a goal file, or the items of a replan
+//! proposal. Every problem is a finding pointing into the document the plan was read from,
+//! all of them at once (`lwir-spec/README.md`, "Goals", lists which code is which
+//! invariant).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use lwir_spec::expr::{Expr, ExprKind, Part, StringValue, parse_string_value};
+use lwir_spec::suggest::suggest;
+use lwir_spec::{Code, Finding, Fix, Node, Span, SpannedDocument};
+use lwir_validators::types::{ObjectTy, Prop, Ty};
+
+use crate::catalog::Template;
+use crate::file::{ItemSpec, TemplateRef};
+
+/// An item of the active generation, as a proposal may depend on it.
+#[derive(Clone, Debug)]
+pub struct Active {
+    /// Its key.
+    pub key: String,
+    /// Its work id.
+    pub id: String,
+    /// Its template's name.
+    pub template: String,
+}
+
+/// The bounds a proposal is checked against (invariant 5), as they stand before it.
+#[derive(Clone, Debug, Default)]
+pub struct Bounds {
+    /// `max_items_per_plan`.
+    pub max_items_per_plan: u32,
+    /// `max_planned_items`, and how many items earlier replans planned.
+    pub max_planned_items: u32,
+    /// Items planned by earlier replans that were applied.
+    pub planned_items: u32,
+    /// Replans the goal allows and those used, this one included.
+    pub max_replans: u32,
+    /// Replans used, this one included.
+    pub replans_used: u32,
+    /// `max_total_attempts` and the attempts used over every generation.
+    pub max_total_attempts: u32,
+    /// Attempts used.
+    pub attempts_used: u32,
+    /// Seconds of `max_wall_time_s` left (0: spent).
+    pub wall_time_left_s: u64,
+}
+
+/// What the plan is checked as.
+#[derive(Clone, Debug)]
+pub enum Mode {
+    /// Generation 0 of a goal file (items at `/work`).
+    Initial,
+    /// A replan proposal (items at `/items`), with the active generation and the bounds.
+    Proposal {
+        /// The active generation's items.
+        active: Vec<Active>,
+        /// The bounds.
+        bounds: Bounds,
+    },
+}
+
+/// Everything a check needs.
+pub struct Context<'a> {
+    /// The document the plan was read from (the goal file, or the planner's answer).
+    pub document: &'a SpannedDocument,
+    /// The goal's catalog, by template name.
+    pub catalog: &'a BTreeMap<String, TemplateRef>,
+    /// The catalog's templates as read from the registry, by name (those that could be).
+    pub templates: &'a BTreeMap<String, Template>,
+    /// The goal input.
+    pub goal_input: &'a serde_json::Value,
+    /// Generation 0 or a proposal.
+    pub mode: Mode,
+}
+
+/// One item of a plan that passed every check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    /// Its key.
+    pub key: String,
+    /// Its template's name.
+    pub template: String,
+    /// Its input, unresolved.
+    pub input: serde_json::Value,
+    /// The keys it depends on: its `after` entries, then those its input reads, each once.
+    pub depends_on: Vec<String>,
+}
+
+/// A plan that passed every check: its items in order, and its root's key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The items.
+    pub items: Vec<Planned>,
+    /// The root's key.
+    pub root: String,
+}
+
+/// Checks `items` and `root` (invariants 1–5 and 7); the plan, when there is no error.
+pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>, Option<Plan>) {
+    let base = match cx.mode {
+        Mode::Initial => "/work",
+        Mode::Proposal { .. } => "/items",
+    };
+    let active: &[Active] = match &cx.mode {
+        Mode::Initial => &[],
+        Mode::Proposal { active, .. } => active,
+    };
+    let mut out = Vec::new();
+    let at = |i: usize, rest: &str| format!("{base}/{i}{rest}");
+    let span = |p: &str| cx.document.span_of(p).unwrap_or_default();
+
+    // Keys: unique in the plan, and (a proposal) not those of active work.
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        let p = at(i, "/key");
+        if let Some(&j) = first.get(item.key.as_str()) {
+            out.push(
+                Finding::new(
+                    Code::DuplicateWorkKey,
+                    p.clone(),
+                    span(&p),
+                    format!("work key `{}` is used twice", item.key),
+                )
+                .with_related(
+                    at(j, "/key"),
+                    span(&at(j, "/key")),
+                    "first used here",
+                ),
+            );
+        } else if active.iter().any(|a| a.key == item.key) {
+            out.push(
+                Finding::new(
+                    Code::DuplicateWorkKey,
+                    p.clone(),
+                    span(&p),
+                    format!("work key `{}` is already an item of the active generation", item.key),
+                )
+                .with_help("a proposed item needs a new key; depend on the existing item instead of repeating it"),
+            );
+        } else {
+            first.insert(&item.key, i);
+        }
+    }
+
+    // Templates (invariant 1).
+    for (i, item) in items.iter().enumerate() {
+        if !cx.catalog.contains_key(&item.template) {
+            let p = at(i, "/template");
+            let mut finding = Finding::new(
+                Code::UnknownTemplate,
+                p.clone(),
+                span(&p),
+                format!("template `{}` is not in the goal's catalog", item.template),
+            );
+            match suggest(&item.template, cx.catalog.keys().map(String::as_str)) {
+                Some((name, applicability)) => {
+                    finding = finding
+                        .with_help(format!("did you mean `{name}`?"))
+                        .with_fix(Fix::replace(applicability, &p, name));
+                }
+                None => {
+                    finding = finding.with_help(format!(
+                        "the catalog has {}",
+                        names(cx.catalog.keys().map(String::as_str))
+                    ));
+                }
+            }
+            out.push(finding);
+        }
+    }
+
+    // Dependencies (invariant 2) and inputs (invariant 7).
+    let mut depends: Vec<Vec<String>> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let earlier: Vec<&str> = items[..i].iter().map(|x| x.key.as_str()).collect();
+        let known = |k: &str| earlier.contains(&k) || active.iter().any(|a| a.key == k);
+        let mut deps: Vec<String> = Vec::new();
+        for (j, key) in item.after.iter().enumerate() {
+            if known(key) {
+                if !deps.contains(key) {
+                    deps.push(key.clone());
+                }
+                continue;
+            }
+            let p = at(i, &format!("/after/{j}"));
+            let message = if *key == item.key {
+                format!("work item `{key}` depends on itself")
+            } else if items.iter().any(|x| x.key == *key) {
+                format!("`{key}` is a later item; an item may depend only on items before it")
+            } else {
+                format!(
+                    "`{key}` names no earlier item{}",
+                    if active.is_empty() {
+                        ""
+                    } else {
+                        " and no active work"
+                    }
+                )
+            };
+            let mut finding = Finding::new(Code::UnknownDependency, p.clone(), span(&p), message);
+            let candidates = earlier
+                .iter()
+                .copied()
+                .chain(active.iter().map(|a| a.key.as_str()));
+            if let Some((name, applicability)) = suggest(key, candidates) {
+                finding = finding
+                    .with_help(format!("did you mean `{name}`?"))
+                    .with_fix(Fix::replace(applicability, &p, name));
+            }
+            out.push(finding);
+        }
+        let input_pointer = at(i, "/input");
+        if let Some(node) = cx.document.root().at(&input_pointer) {
+            // `work` holds the items this one may read: earlier items and active work.
+            let mut visible: Vec<(String, Ty)> = Vec::new();
+            for key in &earlier {
+                let template = &items
+                    .iter()
+                    .find(|x| x.key == *key)
+                    .map(|x| x.template.clone());
+                visible.push(((*key).to_owned(), output_of(cx, template.as_deref())));
+            }
+            for a in active {
+                visible.push((a.key.clone(), output_of(cx, Some(&a.template))));
+            }
+            let variables = [
+                ("goal", goal_type(cx.goal_input)),
+                ("work", work_type(&visible)),
+            ];
+            let (ty, findings) =
+                lwir_validators::expr::type_of_value(cx.document, node, &input_pointer, &variables);
+            out.extend(findings);
+            if let Some(template) = cx.templates.get(&item.template)
+                && let Some(finding) = lwir_validators::compat::flow_finding(
+                    &ty,
+                    &template.input_type(),
+                    &input_pointer,
+                    node.span,
+                    &format!("the input of work item `{}`", item.key),
+                    &format!("the input schema of template `{}`", item.template),
+                )
+            {
+                out.push(finding);
+            }
+            for key in work_reads(node) {
+                if known(&key) && !deps.contains(&key) {
+                    deps.push(key);
+                }
+            }
+        }
+        depends.push(deps);
+    }
+
+    // The root (invariant 3).
+    let root_at = cx.document.span_of("/root").unwrap_or_default();
+    match items.iter().position(|x| x.key == root) {
+        None => {
+            let message = match cx.mode {
+                Mode::Initial => format!("the root `{root}` is not a work item of the goal"),
+                Mode::Proposal { .. } if active.iter().any(|a| a.key == root) => format!(
+                    "the root `{root}` is active work, not a new item; a new generation needs a new root"
+                ),
+                Mode::Proposal { .. } => {
+                    format!("the root `{root}` is not one of the proposed items")
+                }
+            };
+            let mut finding = Finding::new(Code::RootNotNew, "/root", root_at, message);
+            if let Some((name, applicability)) = suggest(root, items.iter().map(|x| x.key.as_str()))
+            {
+                finding = finding
+                    .with_help(format!("did you mean `{name}`?"))
+                    .with_fix(Fix::replace(applicability, "/root", name));
+            }
+            out.push(finding);
+        }
+        Some(r) => {
+            if let Some(template) = cx.catalog.get(&items[r].template)
+                && !template.root
+            {
+                out.push(
+                    Finding::new(
+                        Code::RootNotRootCapable,
+                        "/root",
+                        root_at,
+                        format!(
+                            "the root `{root}` runs template `{}`, which may not be a plan root",
+                            items[r].template
+                        ),
+                    )
+                    .with_related(
+                        at(r, "/template"),
+                        span(&at(r, "/template")),
+                        "its template",
+                    )
+                    .with_help(format!(
+                        "root-capable templates: {}",
+                        names(
+                            cx.catalog
+                                .iter()
+                                .filter(|(_, t)| t.root)
+                                .map(|(n, _)| n.as_str())
+                        )
+                    )),
+                );
+            }
+            // Reachability (invariant 4).
+            let index: HashMap<&str, usize> = items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (x.key.as_str(), i))
+                .collect();
+            let mut reached = vec![false; items.len()];
+            let mut stack = vec![r];
+            while let Some(i) = stack.pop() {
+                if std::mem::replace(&mut reached[i], true) {
+                    continue;
+                }
+                for dep in &depends[i] {
+                    if let Some(&j) = index.get(dep.as_str()) {
+                        stack.push(j);
+                    }
+                }
+            }
+            for (i, item) in items.iter().enumerate() {
+                if !reached[i] && first.get(item.key.as_str()) == Some(&i) {
+                    let p = at(i, "");
+                    out.push(
+                        Finding::new(
+                            Code::UnreachableWork,
+                            p.clone(),
+                            cx.document.key_span_of(&at(i, "/key")).map_or_else(|| span(&p), |_| span(&at(i, "/key"))),
+                            format!("work item `{}` is not reachable from the root `{root}`", item.key),
+                        )
+                        .with_help(format!(
+                            "make `{root}` (or an item it depends on) run after `{}`, or leave the item out",
+                            item.key
+                        )),
+                    );
+                }
+            }
+        }
+    }
+
+    // Bounds (invariant 5).
+    if let Mode::Proposal { bounds: b, .. } = &cx.mode {
+        let n = items.len() as u32;
+        let whole = cx.document.root().span;
+        let items_span = cx.document.span_of("/items").unwrap_or(whole);
+        let mut bound = |span: Span, pointer: &str, message: String, help: &str| {
+            out.push(
+                Finding::new(Code::PlanOverBounds, pointer, span, message)
+                    .with_help(help.to_owned()),
+            );
+        };
+        if n > b.max_items_per_plan {
+            bound(
+                items_span,
+                "/items",
+                format!(
+                    "the proposal has {n} items; a plan may add at most {} (max_items_per_plan)",
+                    b.max_items_per_plan
+                ),
+                "propose fewer items",
+            );
+        }
+        if b.planned_items + n > b.max_planned_items {
+            bound(
+                items_span,
+                "/items",
+                format!(
+                    "the proposal would bring the items planned by replans to {}; the goal allows {} (max_planned_items, {} used)",
+                    b.planned_items + n,
+                    b.max_planned_items,
+                    b.planned_items
+                ),
+                "propose fewer items",
+            );
+        }
+        if b.replans_used > b.max_replans {
+            bound(
+                whole,
+                "",
+                format!(
+                    "the goal allows {} replans (max_replans); this would be replan {}",
+                    b.max_replans, b.replans_used
+                ),
+                "the goal's replan budget is spent",
+            );
+        }
+        let left = b.max_total_attempts.saturating_sub(b.attempts_used);
+        if n > left {
+            bound(
+                items_span,
+                "/items",
+                format!(
+                    "the proposal's {n} items need at least {n} attempts; {left} of the goal's {} remain (max_total_attempts)",
+                    b.max_total_attempts
+                ),
+                "propose fewer items",
+            );
+        }
+        if b.wall_time_left_s == 0 {
+            bound(
+                whole,
+                "",
+                "the goal's wall time (max_wall_time_s) is spent".to_owned(),
+                "nothing new may start in this goal",
+            );
+        }
+    }
+
+    lwir_spec::finding::sort_findings(&mut out);
+    if out.iter().any(Finding::is_error) {
+        return (out, None);
+    }
+    let plan = Plan {
+        items: items
+            .iter()
+            .zip(depends)
+            .map(|(item, depends_on)| Planned {
+                key: item.key.clone(),
+                template: item.template.clone(),
+                input: item.input.clone(),
+                depends_on,
+            })
+            .collect(),
+        root: root.to_owned(),
+    };
+    (out, Some(plan))
+}
+
+/// The output type of the template named `template` (anything when it is unknown).
+fn output_of(cx: &Context<'_>, template: Option<&str>) -> Ty {
+    template
+        .and_then(|t| cx.templates.get(t))
+        .map_or(Ty::Any, Template::output_type)
+}
+
+/// The type of `goal`: an object whose `input` is exactly the goal input.
+fn goal_type(input: &serde_json::Value) -> Ty {
+    closed(vec![("input".to_owned(), Ty::of_value(input))])
+}
+
+/// The type of `work`: one property per visible key, each `{output}`.
+fn work_type(visible: &[(String, Ty)]) -> Ty {
+    closed(
+        visible
+            .iter()
+            .map(|(key, output)| {
+                (
+                    key.clone(),
+                    closed(vec![("output".to_owned(), output.clone())]),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn closed(properties: Vec<(String, Ty)>) -> Ty {
+    Ty::Object(Box::new(ObjectTy {
+        properties: properties
+            .into_iter()
+            .map(|(name, ty)| (name, Prop { ty, required: true }))
+            .collect(),
+        rest: Ty::Never,
+        open_by_default: false,
+        min_properties: 0,
+        max_properties: None,
+    }))
+}
+
+/// The keys `k` of every `work.<k>` (or `work["k"]`) the value `node` reads, in order.
+pub fn work_reads(node: &Node) -> Vec<String> {
+    let mut keys = BTreeSet::new();
+    let mut ordered = Vec::new();
+    each_string(node, &mut |text| {
+        let Ok(value) = parse_string_value(text) else {
+            return;
+        };
+        let mut visit = |e: &Expr| {
+            expr_reads(e, &mut |k| {
+                if keys.insert(k.to_owned()) {
+                    ordered.push(k.to_owned());
+                }
+            })
+        };
+        match &value {
+            StringValue::Literal(_) => {}
+            StringValue::Expression(e) => visit(e),
+            StringValue::Template(parts) => {
+                for part in parts {
+                    if let Part::Expr(e) = part {
+                        visit(e);
+                    }
+                }
+            }
+        }
+    });
+    ordered
+}
+
+fn each_string(node: &Node, f: &mut dyn FnMut(&str)) {
+    if let Some(s) = node.as_str() {
+        f(s);
+    } else if let Some(items) = node.as_array() {
+        for item in items {
+            each_string(item, f);
+        }
+    } else if let Some(members) = node.as_object() {
+        for member in members {
+            each_string(&member.value, f);
+        }
+    }
+}
+
+/// Calls `f` with `k` for each `work.k` / `work["k"]` in `e` (the parser bounds the depth).
+fn expr_reads(e: &Expr, f: &mut dyn FnMut(&str)) {
+    match &e.kind {
+        ExprKind::Member { target, field, .. } => {
+            if matches!(&target.kind, ExprKind::Ident { name } if name == "work") {
+                f(field);
+            } else {
+                expr_reads(target, f);
+            }
+        }
+        ExprKind::Index { target, index } => {
+            if matches!(&target.kind, ExprKind::Ident { name } if name == "work")
+                && let ExprKind::String { value } = &index.kind
+            {
+                f(value);
+            } else {
+                expr_reads(target, f);
+            }
+            expr_reads(index, f);
+        }
+        ExprKind::List { items } => items.iter().for_each(|i| expr_reads(i, f)),
+        ExprKind::Map { entries } => {
+            for (k, v) in entries {
+                expr_reads(k, f);
+                expr_reads(v, f);
+            }
+        }
+        ExprKind::Call { target, args, .. } => {
+            if let Some(t) = target {
+                expr_reads(t, f);
+            }
+            args.iter().for_each(|a| expr_reads(a, f));
+        }
+        ExprKind::Unary { operand, .. } => expr_reads(operand, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            expr_reads(lhs, f);
+            expr_reads(rhs, f);
+        }
+        ExprKind::Conditional {
+            condition,
+            then,
+            otherwise,
+        } => {
+            expr_reads(condition, f);
+            expr_reads(then, f);
+            expr_reads(otherwise, f);
+        }
+        ExprKind::Null
+        | ExprKind::Bool { .. }
+        | ExprKind::Int { .. }
+        | ExprKind::Double { .. }
+        | ExprKind::String { .. }
+        | ExprKind::Ident { .. } => {}
+    }
+}
+
+/// `a`, `b` and `c`; `nothing` when empty.
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    match names.len() {
+        0 => "nothing".to_owned(),
+        1 => names[0].clone(),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}

@@ -1,0 +1,298 @@
+//! The events of a goal's log, typed. The names are a contract (`lwir-goals` brief §5);
+//! the payloads are documented in `lwir-spec/README.md` ("Goals").
+//!
+//! Events are written through [`GoalEvent::name`] and [`GoalEvent::data`] and read back with
+//! [`GoalEvent::parse`]; an event of a kind this lwirc does not know is kept as
+//! [`GoalEvent::Other`] (a newer lwirc may add kinds), one it knows with a payload it cannot
+//! read is an error.
+
+use serde::{Deserialize, Serialize};
+
+/// `goal.created`: the goal file was frozen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Created {
+    /// The goal id.
+    pub goal: String,
+    /// The goal's name.
+    pub name: String,
+    /// `sha256:` of the frozen goal file (its RFC 8785 canonical bytes).
+    pub digest: String,
+    /// When, in seconds since the Unix epoch (the wall-time bound counts from it).
+    pub created_unix_s: u64,
+    /// The planner profile's manifest, frozen (`null` for a goal that never replans).
+    pub planner_manifest: serde_json::Value,
+    /// Who created it.
+    pub by: String,
+}
+
+/// `work.materialized`: one work item exists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Materialized {
+    /// The work id (deterministic: goal, plan, key).
+    pub work: String,
+    /// Its key.
+    pub key: String,
+    /// Its template's name in the catalog.
+    pub template: String,
+    /// The template's version.
+    pub version: String,
+    /// The plan it belongs to (`p0` for generation 0).
+    pub plan: String,
+    /// The generation its plan creates.
+    pub generation: u32,
+    /// The ids of the work it depends on.
+    pub after: Vec<String>,
+    /// The keys its input reads as `work.<key>`, each with the id it names.
+    pub reads: std::collections::BTreeMap<String, String>,
+    /// Its input, unresolved.
+    pub input: serde_json::Value,
+    /// Whether it is its plan's root.
+    pub root: bool,
+}
+
+/// `work.started`: an attempt began.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Started {
+    /// The work id.
+    pub work: String,
+    /// The attempt, 1 for the first.
+    pub attempt: u32,
+}
+
+/// `work.succeeded`: an attempt succeeded with an output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Succeeded {
+    /// The work id.
+    pub work: String,
+    /// The attempt.
+    pub attempt: u32,
+    /// The output, checked against the template's output schema.
+    pub output: serde_json::Value,
+}
+
+/// `work.failed`: an attempt failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failed {
+    /// The work id.
+    pub work: String,
+    /// The attempt.
+    pub attempt: u32,
+    /// What went wrong, as the runtime said it.
+    pub error: String,
+    /// Whether the attempt was cut short (its runner or lwirc killed) rather than failing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// `plan.requested`: a replan began (the slot is charged from here).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Requested {
+    /// The plan id (`p1`, `p2`, …).
+    pub plan: String,
+    /// `replan`.
+    pub kind: String,
+    /// The generation the replan starts from.
+    pub generation: u32,
+    /// The JCS hash of the prior cycles' context the planner is given.
+    pub context_hash: String,
+    /// Who asked.
+    pub by: String,
+}
+
+/// `plan.proposed`: the planner proposed a plan that passed every check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Proposed {
+    /// The plan id.
+    pub plan: String,
+    /// The planner round (1, then one per revision a reviewer asked for).
+    pub round: u32,
+    /// The proposed items.
+    pub items: Vec<crate::file::ItemSpec>,
+    /// The proposed root's key.
+    pub root: String,
+}
+
+/// `plan.reviewed`: a review receipt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reviewed {
+    /// The plan id.
+    pub plan: String,
+    /// The round reviewed.
+    pub round: u32,
+    /// `passed`, `rejected` or `attention`.
+    pub verdict: String,
+    /// `reviewer` (a process) or `person`.
+    pub reviewer: String,
+    /// Who: the reviewer command, or the person.
+    pub by: String,
+    /// The feedback or rationale, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+/// `plan.rejected`: the plan will not be applied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rejected {
+    /// The plan id.
+    pub plan: String,
+    /// Who rejected it.
+    pub by: String,
+    /// Why, for the next replan.
+    pub feedback: String,
+}
+
+/// `plan.applied`: the plan's items are materialized and its root is the active root.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The plan id.
+    pub plan: String,
+    /// The new generation.
+    pub generation: u32,
+    /// The root's work id.
+    pub root: String,
+    /// Who applied it (`auto_apply`, or the person who approved it).
+    pub by: String,
+}
+
+/// `plan.attention`: the planner (or its reviewer) asked for a person.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attention {
+    /// The plan id.
+    pub plan: String,
+    /// Why.
+    pub rationale: String,
+    /// `planner` or `reviewer`.
+    pub from: String,
+}
+
+/// `plan.interrupted`: a replan's process went away before it ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interrupted {
+    /// The plan id.
+    pub plan: String,
+    /// What was seen.
+    pub detail: String,
+}
+
+/// `plan.failed`: the replan produced no plan: the planner failed, or its proposal was refused.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanFailed {
+    /// The plan id.
+    pub plan: String,
+    /// Whether it counts against `max_replans` (an environment failure does not).
+    pub charged: bool,
+    /// The finding code of the failure (`LW802`, `LW1001`, …).
+    pub code: String,
+    /// What happened.
+    pub message: String,
+    /// The findings of a refused proposal (each as in `lwirc validate --format json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<serde_json::Value>,
+}
+
+/// `plan.retry`: an operator asks for another replan after an attention.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Retry {
+    /// The plan that ended in attention.
+    pub plan: String,
+    /// Who asked.
+    pub by: String,
+}
+
+/// `goal.cancelled`: the goal is stopped for good.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cancelled {
+    /// Who cancelled it.
+    pub by: String,
+    /// Why, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One event of a goal's log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GoalEvent {
+    /// `goal.created`
+    Created(Created),
+    /// `work.materialized`
+    Materialized(Materialized),
+    /// `work.started`
+    Started(Started),
+    /// `work.succeeded`
+    Succeeded(Succeeded),
+    /// `work.failed`
+    Failed(Failed),
+    /// `plan.requested`
+    Requested(Requested),
+    /// `plan.proposed`
+    Proposed(Proposed),
+    /// `plan.reviewed`
+    Reviewed(Reviewed),
+    /// `plan.rejected`
+    Rejected(Rejected),
+    /// `plan.applied`
+    Applied(Applied),
+    /// `plan.attention`
+    Attention(Attention),
+    /// `plan.interrupted`
+    Interrupted(Interrupted),
+    /// `plan.failed`
+    PlanFailed(PlanFailed),
+    /// `plan.retry`
+    Retry(Retry),
+    /// `goal.cancelled`
+    Cancelled(Cancelled),
+    /// A kind this lwirc does not know.
+    Other(String),
+}
+
+macro_rules! kinds {
+    ($($variant:ident = $name:literal),* $(,)?) => {
+        impl GoalEvent {
+            /// The event's name in the log.
+            pub fn name(&self) -> &str {
+                match self {
+                    $(GoalEvent::$variant(_) => $name,)*
+                    GoalEvent::Other(name) => name,
+                }
+            }
+
+            /// The event's payload.
+            pub fn data(&self) -> serde_json::Value {
+                match self {
+                    // Plain data types: serialising them cannot fail.
+                    $(GoalEvent::$variant(e) => serde_json::to_value(e).unwrap_or_default(),)*
+                    GoalEvent::Other(_) => serde_json::Value::Object(Default::default()),
+                }
+            }
+
+            /// Reads an event back from its name and payload.
+            pub fn parse(name: &str, data: &serde_json::Value) -> Result<GoalEvent, String> {
+                match name {
+                    $($name => serde_json::from_value(data.clone())
+                        .map(GoalEvent::$variant)
+                        .map_err(|e| format!("`{name}` event with unreadable data: {e}")),)*
+                    other => Ok(GoalEvent::Other(other.to_owned())),
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    Created = "goal.created",
+    Materialized = "work.materialized",
+    Started = "work.started",
+    Succeeded = "work.succeeded",
+    Failed = "work.failed",
+    Requested = "plan.requested",
+    Proposed = "plan.proposed",
+    Reviewed = "plan.reviewed",
+    Rejected = "plan.rejected",
+    Applied = "plan.applied",
+    Attention = "plan.attention",
+    Interrupted = "plan.interrupted",
+    PlanFailed = "plan.failed",
+    Retry = "plan.retry",
+    Cancelled = "goal.cancelled",
+}

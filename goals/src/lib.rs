@@ -1,0 +1,35 @@
+//! Goals: plans that advance only through validated proposals into new immutable
+//! generations.
+//!
+//! A goal freezes its authority when it is created — what it is for, which registered
+//! templates its work may run, who may propose new plans and every bound — and from then on
+//! its state is an append-only event log. Nothing is edited: work items are materialized
+//! once with deterministic ids, attempts and plans are events, and what `lwirc goal show`
+//! prints is computed from the events when it is read.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`file`] | the goal file: strict reader, meta-schema, typed view |
+//! | [`check`] | the host's checks of a plan (generation 0 or a proposal): the invariants |
+//! | [`catalog`] | registered templates, behind [`catalog::Templates`] |
+//! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
+//! | [`events`] | the log's events, typed |
+//! | [`projection`] | the state computed from the events |
+//! | [`resolve`] | a work item's input, evaluated |
+//! | [`agent`] | planners and reviewers (external commands) |
+//! | [`goal`] | the operations of `lwirc goal` |
+//!
+//! The goal file, the events, the replan and review requests and the invariants are
+//! specified in `lwir-spec/README.md` ("Goals").
+
+pub mod agent;
+pub mod catalog;
+pub mod check;
+pub mod events;
+pub mod file;
+pub mod goal;
+pub mod projection;
+pub mod resolve;
+pub mod store;
+
+pub use goal::{GoalError, Goals};

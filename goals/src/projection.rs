@@ -1,0 +1,1019 @@
+//! The projection: a goal's state computed from its events when it is read, never stored.
+//!
+//! [`Fold`] replays the log into plain state (every item of every generation, every attempt,
+//! every plan); [`project`] turns it, with the frozen goal file, the time and which plans
+//! are in progress, into the [`Projection`] that `goal show` prints. Its field and status
+//! names are a contract (brief §5).
+
+use std::collections::HashMap;
+
+use lwir_repair::events::Event;
+use serde::Serialize;
+
+use crate::events::GoalEvent;
+use crate::file::GoalFile;
+
+/// One attempt of a work item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    /// 1 for the first.
+    pub n: u32,
+    /// Where it stands.
+    pub state: AttemptState,
+}
+
+/// An attempt's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttemptState {
+    /// Started, not ended.
+    Running,
+    /// Succeeded with this output.
+    Succeeded(serde_json::Value),
+    /// Failed with this error (interrupted: cut short).
+    Failed {
+        /// The error.
+        error: String,
+        /// Whether it was an interruption.
+        interrupted: bool,
+    },
+}
+
+/// One materialized work item and its attempts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// What `work.materialized` said.
+    pub spec: crate::events::Materialized,
+    /// Its attempts, in order.
+    pub attempts: Vec<Attempt>,
+}
+
+impl Item {
+    /// Its output, when an attempt succeeded.
+    pub fn output(&self) -> Option<&serde_json::Value> {
+        self.attempts.iter().find_map(|a| match &a.state {
+            AttemptState::Succeeded(output) => Some(output),
+            _ => None,
+        })
+    }
+
+    /// The attempt in flight.
+    pub fn running(&self) -> Option<u32> {
+        self.attempts
+            .iter()
+            .find(|a| a.state == AttemptState::Running)
+            .map(|a| a.n)
+    }
+
+    /// The error of its last failed attempt.
+    pub fn last_error(&self) -> Option<&str> {
+        self.attempts.iter().rev().find_map(|a| match &a.state {
+            AttemptState::Failed { error, .. } => Some(error.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// Where a plan stands, as its events say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanState {
+    /// Requested; its planner has not answered with a valid proposal yet.
+    Requested,
+    /// A valid proposal, not applied or rejected.
+    Proposed,
+    /// Applied: it advanced the active root.
+    Applied,
+    /// Rejected in review.
+    Rejected,
+    /// Ended in attention (the planner's or the reviewer's).
+    Attention,
+    /// Its process went away before it ended.
+    Interrupted,
+    /// No plan came of it: the planner failed or its proposal was refused.
+    Failed,
+}
+
+/// A review receipt: the last verdict on a plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Receipt {
+    /// `passed`, `rejected` or `attention`.
+    pub verdict: String,
+    /// `reviewer` (a process) or `person`.
+    pub reviewer: String,
+    /// Who.
+    pub by: String,
+    /// The round reviewed.
+    pub round: u32,
+    /// The feedback or rationale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+/// One plan and what became of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// `p0` (generation 0), `p1`, ….
+    pub id: String,
+    /// `initial` or `replan`.
+    pub kind: &'static str,
+    /// Where it stands.
+    pub state: PlanState,
+    /// Whether it counts against `max_replans`.
+    pub charged: bool,
+    /// The generation it started from (a replan), or created (`p0`).
+    pub generation: u32,
+    /// When it was requested.
+    pub requested_at: String,
+    /// The latest valid proposal: its items and root.
+    pub proposal: Option<crate::events::Proposed>,
+    /// The review receipt.
+    pub receipt: Option<Receipt>,
+    /// Its own reason: the rationale, the feedback, the failure.
+    pub outcome: Option<String>,
+    /// The failure's code, for a failed plan.
+    pub code: Option<String>,
+    /// Who asked for another replan after its attention.
+    pub retried_by: Option<String>,
+    /// The work ids it materialized so far.
+    pub materialized: Vec<String>,
+}
+
+/// A goal's events, replayed.
+#[derive(Clone, Debug, Default)]
+pub struct Fold {
+    /// `goal.created`, when the log has it.
+    pub created: Option<crate::events::Created>,
+    /// When the goal was created (the event's time).
+    pub created_at: String,
+    /// Every item of every generation, in materialization order.
+    pub items: Vec<Item>,
+    index: HashMap<String, usize>,
+    /// Every plan, in order.
+    pub plans: Vec<Plan>,
+    /// The active generation, once generation 0 is applied.
+    pub generation: Option<u32>,
+    /// The active root's work id.
+    pub active_root: Option<String>,
+    /// Attempts over every generation.
+    pub attempts_used: u32,
+    /// `goal.cancelled`, with its time.
+    pub cancelled: Option<(crate::events::Cancelled, String)>,
+    /// The seq of the last event.
+    pub last_seq: u64,
+}
+
+impl Fold {
+    /// Replays `events`; an event that contradicts the ones before it is an error naming it.
+    pub fn of(events: &[Event]) -> Result<Fold, String> {
+        let mut fold = Fold::default();
+        for event in events {
+            let parsed = GoalEvent::parse(&event.event, &event.data)
+                .map_err(|e| format!("event {}: {e}", event.seq))?;
+            fold.apply(parsed, &event.time)
+                .map_err(|e| format!("event {} (`{}`): {e}", event.seq, event.event))?;
+            fold.last_seq = event.seq;
+        }
+        Ok(fold)
+    }
+
+    /// The item `id`.
+    pub fn item(&self, id: &str) -> Option<&Item> {
+        self.index.get(id).map(|&i| &self.items[i])
+    }
+
+    /// The plan `id`.
+    pub fn plan(&self, id: &str) -> Option<&Plan> {
+        self.plans.iter().find(|p| p.id == id)
+    }
+
+    fn plan_mut(&mut self, id: &str) -> Result<&mut Plan, String> {
+        self.plans
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| format!("plan `{id}` was never requested"))
+    }
+
+    fn item_mut(&mut self, id: &str) -> Result<&mut Item, String> {
+        match self.index.get(id) {
+            Some(&i) => Ok(&mut self.items[i]),
+            None => Err(format!("work `{id}` was never materialized")),
+        }
+    }
+
+    fn apply(&mut self, event: GoalEvent, time: &str) -> Result<(), String> {
+        match event {
+            GoalEvent::Created(created) => {
+                if self.created.is_some() {
+                    return Err("the goal was created twice".into());
+                }
+                self.created = Some(created);
+                self.created_at = time.to_owned();
+            }
+            GoalEvent::Materialized(spec) => {
+                if let Some(&i) = self.index.get(&spec.work) {
+                    if self.items[i].spec != spec {
+                        return Err(format!(
+                            "work `{}` materialized twice, differently",
+                            spec.work
+                        ));
+                    }
+                    return Ok(());
+                }
+                if spec.plan == "p0" && self.plan("p0").is_none() {
+                    self.plans.push(Plan {
+                        id: "p0".into(),
+                        kind: "initial",
+                        state: PlanState::Proposed,
+                        charged: false,
+                        generation: 0,
+                        requested_at: time.to_owned(),
+                        proposal: None,
+                        receipt: None,
+                        outcome: None,
+                        code: None,
+                        retried_by: None,
+                        materialized: Vec::new(),
+                    });
+                }
+                let id = spec.work.clone();
+                self.plan_mut(&spec.plan)?.materialized.push(id.clone());
+                self.index.insert(id, self.items.len());
+                self.items.push(Item {
+                    spec,
+                    attempts: Vec::new(),
+                });
+            }
+            GoalEvent::Started(e) => {
+                let item = self.item_mut(&e.work)?;
+                item.attempts.push(Attempt {
+                    n: e.attempt,
+                    state: AttemptState::Running,
+                });
+                self.attempts_used += 1;
+            }
+            GoalEvent::Succeeded(e) => {
+                self.end(&e.work, e.attempt, AttemptState::Succeeded(e.output))?
+            }
+            GoalEvent::Failed(e) => self.end(
+                &e.work,
+                e.attempt,
+                AttemptState::Failed {
+                    error: e.error,
+                    interrupted: e.interrupted,
+                },
+            )?,
+            GoalEvent::Requested(e) => {
+                if self.plan(&e.plan).is_some() {
+                    return Err(format!("plan `{}` requested twice", e.plan));
+                }
+                self.plans.push(Plan {
+                    id: e.plan,
+                    kind: "replan",
+                    state: PlanState::Requested,
+                    charged: true,
+                    generation: e.generation,
+                    requested_at: time.to_owned(),
+                    proposal: None,
+                    receipt: None,
+                    outcome: None,
+                    code: None,
+                    retried_by: None,
+                    materialized: Vec::new(),
+                });
+            }
+            GoalEvent::Proposed(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Proposed;
+                plan.proposal = Some(e);
+            }
+            GoalEvent::Reviewed(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.receipt = Some(Receipt {
+                    verdict: e.verdict,
+                    reviewer: e.reviewer,
+                    by: e.by,
+                    round: e.round,
+                    feedback: e.feedback,
+                });
+            }
+            GoalEvent::Rejected(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Rejected;
+                let round = plan.proposal.as_ref().map_or(0, |p| p.round);
+                // A rejection is a review verdict, whoever gives it.
+                if plan.receipt.as_ref().is_none_or(|r| r.verdict == "passed") {
+                    plan.receipt = Some(Receipt {
+                        verdict: "rejected".into(),
+                        reviewer: "person".into(),
+                        by: e.by.clone(),
+                        round,
+                        feedback: Some(e.feedback.clone()),
+                    });
+                }
+                plan.outcome = Some(format!("rejected by {}: {}", e.by, e.feedback));
+            }
+            GoalEvent::Applied(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Applied;
+                plan.outcome = Some(format!(
+                    "applied by {} as generation {}",
+                    e.by, e.generation
+                ));
+                if self.item(&e.root).is_none() {
+                    return Err(format!("its root `{}` was never materialized", e.root));
+                }
+                self.generation = Some(e.generation);
+                self.active_root = Some(e.root);
+            }
+            GoalEvent::Attention(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Attention;
+                plan.outcome = Some(match e.from.as_str() {
+                    "reviewer" => format!("its reviewer asked for attention: {}", e.rationale),
+                    _ => format!("the planner asked for attention: {}", e.rationale),
+                });
+            }
+            GoalEvent::Interrupted(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Interrupted;
+                plan.outcome = Some(format!("interrupted: {}", e.detail));
+            }
+            GoalEvent::PlanFailed(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Failed;
+                plan.charged = e.charged;
+                plan.code = Some(e.code.clone());
+                plan.outcome = Some(e.message);
+            }
+            GoalEvent::Retry(e) => {
+                self.plan_mut(&e.plan)?.retried_by = Some(e.by);
+            }
+            GoalEvent::Cancelled(e) => self.cancelled = Some((e, time.to_owned())),
+            GoalEvent::Other(_) => {}
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, work: &str, attempt: u32, state: AttemptState) -> Result<(), String> {
+        let item = self.item_mut(work)?;
+        match item.attempts.iter_mut().find(|a| a.n == attempt) {
+            Some(a) if a.state == AttemptState::Running => a.state = state,
+            Some(_) => return Err(format!("attempt {attempt} of `{work}` ended twice")),
+            None => {
+                // Reported without a start: the attempt begins and ends here.
+                item.attempts.push(Attempt { n: attempt, state });
+                self.attempts_used += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The active generation's closure: the root and everything it depends on, in
+    /// materialization order.
+    pub fn active(&self) -> Vec<usize> {
+        let Some(root) = self.active_root.as_ref().and_then(|r| self.index.get(r)) else {
+            return Vec::new();
+        };
+        let mut seen = vec![false; self.items.len()];
+        let mut stack = vec![*root];
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            for dep in &self.items[i].spec.after {
+                if let Some(&j) = self.index.get(dep) {
+                    stack.push(j);
+                }
+            }
+        }
+        (0..self.items.len()).filter(|&i| seen[i]).collect()
+    }
+}
+
+/// A goal's status (brief §5; `cancelled` besides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Work is running, or a replan is in progress.
+    Running,
+    /// Work can be dispatched (`goal next`).
+    Ready,
+    /// Nothing can run and the root has not succeeded: a replan may be asked for.
+    Eligible,
+    /// A valid proposal waits for a person (`goal approve` / `goal reject`).
+    AwaitingReview,
+    /// The latest replan ended in attention; `goal retry` asks for another.
+    Attention,
+    /// The active root succeeded.
+    Succeeded,
+    /// Nothing can run and no replan is left.
+    Exhausted,
+    /// Stopped for good by `goal cancel`.
+    Cancelled,
+}
+
+impl Status {
+    /// Its name, as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Ready => "ready",
+            Status::Eligible => "eligible",
+            Status::AwaitingReview => "awaiting-review",
+            Status::Attention => "attention",
+            Status::Succeeded => "succeeded",
+            Status::Exhausted => "exhausted",
+            Status::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A work item's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkStatus {
+    /// Waiting for its dependencies.
+    Pending,
+    /// Can be dispatched.
+    Ready,
+    /// An attempt is in flight.
+    Running,
+    /// An attempt succeeded.
+    Succeeded,
+    /// No attempt is left (its template's ceiling, or the goal's budget), and none succeeded.
+    Failed,
+    /// A dependency failed for good.
+    Blocked,
+    /// Not in the active generation.
+    Superseded,
+}
+
+/// `{id, key}` of a root.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RootRef {
+    /// The work id.
+    pub id: String,
+    /// Its key.
+    pub key: String,
+}
+
+/// A work item in the projection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkView {
+    /// The work id.
+    pub id: String,
+    /// Its key.
+    pub key: String,
+    /// Its template's name.
+    pub template: String,
+    /// The template's version.
+    pub version: String,
+    /// The plan that materialized it.
+    pub plan: String,
+    /// The generation of that plan.
+    pub generation: u32,
+    /// Its status.
+    pub status: WorkStatus,
+    /// Attempts taken.
+    pub attempts: u32,
+    /// Its template's ceiling.
+    pub max_attempts: u32,
+    /// The work ids it depends on.
+    pub after: Vec<String>,
+    /// Each attempt's error, in order (interrupted ones say so).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// `{used, max}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Used {
+    /// Used.
+    pub used: u32,
+    /// Allowed.
+    pub max: u32,
+}
+
+/// A plan in the projection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanView {
+    /// Its id.
+    pub id: String,
+    /// `initial` or `replan`.
+    pub kind: &'static str,
+    /// `requested`, `awaiting-review`, `approved`, `applied`, `rejected`, `attention`,
+    /// `interrupted`, `failed`, `in-progress`.
+    pub status: &'static str,
+    /// Whether it counts against `max_replans`.
+    pub charged: bool,
+    /// The generation it started from (a replan) or created (`p0`).
+    pub generation: u32,
+    /// When it was requested.
+    pub requested_at: String,
+    /// The keys of its proposal, root last-named in `root`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<String>,
+    /// The proposal's root key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Its review receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt>,
+    /// Its own reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Who asked for another replan after its attention.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retried_by: Option<String>,
+}
+
+/// How consumed replans ended, when any ended without a proposal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Consumption {
+    /// Replans whose plan has a review receipt that is not `passed`.
+    pub reviewer_rejection: u32,
+    /// Charged replans without a receipt that ended in attention, interruption, failure or
+    /// a retry request.
+    pub planner_no_proposal: u32,
+}
+
+/// A generation: the plan that made it and its root.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GenerationView {
+    /// Its number.
+    pub generation: u32,
+    /// The plan that created it.
+    pub plan: String,
+    /// Its root.
+    pub root: RootRef,
+}
+
+/// Who cancelled the goal, and when.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CancelView {
+    /// Who.
+    pub by: String,
+    /// When.
+    pub at: String,
+    /// Why, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A goal as `goal show --format json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Projection {
+    /// The goal id.
+    pub goal: String,
+    /// The goal's name.
+    pub name: String,
+    /// Its objective.
+    pub objective: String,
+    /// Its status.
+    pub status: Status,
+    /// Why it has that status, and what to do next.
+    pub reason: String,
+    /// The active generation.
+    pub generation: u32,
+    /// The active root.
+    pub active_root: Option<RootRef>,
+    /// The active generation's items.
+    pub work: Vec<WorkView>,
+    /// Every generation's item ids.
+    pub governed_work_ids: Vec<String>,
+    /// Every generation's items (those not in the active generation are `superseded`).
+    pub governed_work: Vec<WorkView>,
+    /// Every generation.
+    pub generations: Vec<GenerationView>,
+    /// Work attempts over every generation.
+    pub attempts: Used,
+    /// Charged replans.
+    pub replans: Used,
+    /// Items planned by applied replans.
+    pub planned_items: Used,
+    /// Every plan, generation 0's first.
+    pub plans: Vec<PlanView>,
+    /// How consumed replans ended; present only when one ended without a proposal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replan_consumption: Option<Consumption>,
+    /// Who cancelled the goal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<CancelView>,
+    /// When it was created.
+    pub created_at: String,
+    /// The seq of the last event the projection read.
+    pub seq: u64,
+    /// Changes whenever anything a scheduler would act on changes.
+    pub fingerprint: String,
+}
+
+/// What the projection needs besides the events.
+pub struct Inputs<'a> {
+    /// The frozen goal file.
+    pub file: &'a GoalFile,
+    /// Now, in seconds since the Unix epoch.
+    pub now_unix_s: u64,
+    /// Whether a plan's replan is still running (its log is held).
+    pub in_progress: &'a dyn Fn(&str) -> bool,
+}
+
+/// The projection of `fold`.
+pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    let file = inputs.file;
+    let created = fold.created.as_ref();
+    let active = fold.active();
+    let in_active: Vec<bool> = {
+        let mut v = vec![false; fold.items.len()];
+        for &i in &active {
+            v[i] = true;
+        }
+        v
+    };
+    let max_total = file.limits.max_total_attempts;
+    let wall_left = created.map_or(0, |c| {
+        (c.created_unix_s + file.limits.max_wall_time_s).saturating_sub(inputs.now_unix_s)
+    });
+    let budget_left = fold.attempts_used < max_total && wall_left > 0 && fold.cancelled.is_none();
+    let max_attempts = |item: &Item| {
+        file.templates
+            .get(&item.spec.template)
+            .map_or(1, |t| t.max_attempts)
+    };
+
+    // Statuses, in materialization order (dependencies are always materialized first).
+    let mut status: Vec<WorkStatus> = Vec::with_capacity(fold.items.len());
+    for (i, item) in fold.items.iter().enumerate() {
+        let s = if item.output().is_some() {
+            WorkStatus::Succeeded
+        } else if item.running().is_some() {
+            WorkStatus::Running
+        } else if !in_active[i] {
+            WorkStatus::Superseded
+        } else {
+            let deps: Vec<WorkStatus> = item
+                .spec
+                .after
+                .iter()
+                .filter_map(|d| fold.index.get(d).map(|&j| status[j]))
+                .collect();
+            let spent = item.attempts.len() as u32 >= max_attempts(item);
+            if deps
+                .iter()
+                .any(|d| matches!(d, WorkStatus::Failed | WorkStatus::Blocked))
+            {
+                WorkStatus::Blocked
+            } else if deps.iter().any(|d| *d != WorkStatus::Succeeded) {
+                WorkStatus::Pending
+            } else if spent || (!budget_left && !item.attempts.is_empty()) {
+                WorkStatus::Failed
+            } else if !budget_left {
+                WorkStatus::Pending
+            } else {
+                WorkStatus::Ready
+            }
+        };
+        status.push(s);
+    }
+    let view = |i: usize| {
+        let item = &fold.items[i];
+        WorkView {
+            id: item.spec.work.clone(),
+            key: item.spec.key.clone(),
+            template: item.spec.template.clone(),
+            version: item.spec.version.clone(),
+            plan: item.spec.plan.clone(),
+            generation: item.spec.generation,
+            status: status[i],
+            attempts: item.attempts.len() as u32,
+            max_attempts: max_attempts(item),
+            after: item.spec.after.clone(),
+            errors: item
+                .attempts
+                .iter()
+                .filter_map(|a| match &a.state {
+                    AttemptState::Failed { error, interrupted } => Some(if *interrupted {
+                        format!("attempt {} interrupted: {error}", a.n)
+                    } else {
+                        format!("attempt {}: {error}", a.n)
+                    }),
+                    _ => None,
+                })
+                .collect(),
+        }
+    };
+    let work: Vec<WorkView> = active.iter().map(|&i| view(i)).collect();
+    let governed: Vec<WorkView> = (0..fold.items.len()).map(view).collect();
+    let root = fold
+        .active_root
+        .as_ref()
+        .and_then(|r| fold.index.get(r).copied());
+    let root_ref = |i: usize| RootRef {
+        id: fold.items[i].spec.work.clone(),
+        key: fold.items[i].spec.key.clone(),
+    };
+
+    // Plans.
+    let plan_status = |p: &Plan| -> &'static str {
+        match p.state {
+            PlanState::Requested if (inputs.in_progress)(&p.id) => "in-progress",
+            PlanState::Requested => "interrupted",
+            PlanState::Proposed if p.kind == "initial" => "applying",
+            PlanState::Proposed if (inputs.in_progress)(&p.id) => "in-progress",
+            PlanState::Proposed if p.receipt.as_ref().is_some_and(|r| r.reviewer == "person") => {
+                "approved"
+            }
+            PlanState::Proposed => "awaiting-review",
+            PlanState::Applied => "applied",
+            PlanState::Rejected => "rejected",
+            PlanState::Attention => "attention",
+            PlanState::Interrupted => "interrupted",
+            PlanState::Failed => "failed",
+        }
+    };
+    let plans: Vec<PlanView> = fold
+        .plans
+        .iter()
+        .map(|p| PlanView {
+            id: p.id.clone(),
+            kind: p.kind,
+            status: plan_status(p),
+            charged: p.charged,
+            generation: p.generation,
+            requested_at: p.requested_at.clone(),
+            items: p
+                .proposal
+                .as_ref()
+                .map(|x| x.items.iter().map(|i| i.key.clone()).collect())
+                .unwrap_or_default(),
+            root: p.proposal.as_ref().map(|x| x.root.clone()),
+            receipt: p.receipt.clone(),
+            reason: match plan_status(p) {
+                "interrupted" if p.state == PlanState::Requested => {
+                    Some("interrupted: its replan is no longer running".into())
+                }
+                _ => p.outcome.clone(),
+            },
+            retried_by: p.retried_by.clone(),
+        })
+        .collect();
+    let replans = fold.plans.iter().filter(|p| p.kind == "replan");
+    let replans_used = replans.clone().filter(|p| p.charged).count() as u32;
+    let planned_used: u32 = replans
+        .clone()
+        .filter(|p| p.state == PlanState::Applied)
+        .map(|p| p.materialized.len() as u32)
+        .sum();
+
+    // Attribution (brief §5): read from records that already exist.
+    let mut consumption = Consumption {
+        reviewer_rejection: 0,
+        planner_no_proposal: 0,
+    };
+    for (p, v) in fold.plans.iter().zip(&plans) {
+        if p.kind != "replan" || !p.charged {
+            continue;
+        }
+        let ended_without_plan = matches!(
+            v.status,
+            "rejected" | "attention" | "interrupted" | "failed"
+        ) || p.retried_by.is_some();
+        if !ended_without_plan {
+            continue;
+        }
+        match &p.receipt {
+            Some(r) if r.verdict != "passed" => consumption.reviewer_rejection += 1,
+            Some(_) => {}
+            None => consumption.planner_no_proposal += 1,
+        }
+    }
+
+    // The goal's status.
+    let replanning = file.replanning.as_ref();
+    let max_replans = replanning.map_or(0, |r| r.max_replans);
+    let max_planned = replanning.map_or(0, |r| r.max_planned_items);
+    let latest = fold
+        .plans
+        .iter()
+        .zip(&plans)
+        .rev()
+        .find(|(p, _)| p.kind == "replan");
+    let any = |s: WorkStatus| active.iter().any(|&i| status[i] == s);
+    let goal_id = created.map_or("GOAL", |c| c.goal.as_str());
+    let stuck = match root {
+        Some(r) => describe_stuck(fold, &status, r, max_attempts(&fold.items[r])),
+        None => "generation 0 is not materialized yet".to_owned(),
+    };
+    let (status_now, reason) = if let Some((c, at)) = &fold.cancelled {
+        (
+            Status::Cancelled,
+            format!(
+                "cancelled by {} at {at}{}",
+                c.by,
+                c.reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            ),
+        )
+    } else if root.is_some_and(|r| status[r] == WorkStatus::Succeeded) {
+        let r = root.map(root_ref).map_or_else(String::new, |r| r.key);
+        (Status::Succeeded, format!("the root `{r}` succeeded"))
+    } else if let Some(v) = plans.iter().find(|v| v.status == "in-progress") {
+        (Status::Running, format!("replan {} is in progress", v.id))
+    } else if any(WorkStatus::Running) {
+        let n = active
+            .iter()
+            .filter(|&&i| status[i] == WorkStatus::Running)
+            .count();
+        (
+            Status::Running,
+            format!(
+                "{n} work item(s) running; report them with `lwirc goal report {goal_id} WORK succeeded|failed`"
+            ),
+        )
+    } else if fold.generation.is_none() {
+        (
+            Status::Running,
+            "generation 0 is being materialized; run `lwirc goal create` again to finish it"
+                .to_owned(),
+        )
+    } else if any(WorkStatus::Ready) {
+        let n = active
+            .iter()
+            .filter(|&&i| status[i] == WorkStatus::Ready)
+            .count();
+        (
+            Status::Ready,
+            format!("{n} work item(s) ready; `lwirc goal next {goal_id}` lists them"),
+        )
+    } else if let Some(v) = plans
+        .iter()
+        .find(|v| matches!(v.status, "awaiting-review" | "approved"))
+    {
+        let what = if v.status == "approved" {
+            format!(
+                "plan {} was approved but is not fully applied; run `lwirc goal approve {goal_id} {}` again",
+                v.id, v.id
+            )
+        } else {
+            format!(
+                "plan {} waits for review: `lwirc goal approve {goal_id} {}` or `lwirc goal reject {goal_id} {} --feedback TEXT`",
+                v.id, v.id, v.id
+            )
+        };
+        (Status::AwaitingReview, what)
+    } else if let Some((p, v)) =
+        latest.filter(|(p, v)| v.status == "attention" && p.retried_by.is_none())
+    {
+        (
+            Status::Attention,
+            format!(
+                "plan {}: {}; after a person has looked, `lwirc goal retry {goal_id} {}` asks for another replan",
+                v.id,
+                p.outcome.clone().unwrap_or_default(),
+                v.id
+            ),
+        )
+    } else {
+        let cause = if replanning.is_none() {
+            Some("the goal does not replan (no `replanning`)".to_owned())
+        } else if replans_used >= max_replans {
+            Some(format!(
+                "the replan budget is spent ({replans_used} of {max_replans} replans used)"
+            ))
+        } else if fold.attempts_used >= max_total {
+            Some(format!(
+                "the attempt budget is spent ({} of {max_total} attempts used)",
+                fold.attempts_used
+            ))
+        } else if wall_left == 0 {
+            Some(format!(
+                "the wall time is spent ({} s)",
+                file.limits.max_wall_time_s
+            ))
+        } else if planned_used >= max_planned {
+            Some(format!(
+                "the planned-item budget is spent ({planned_used} of {max_planned} items planned)"
+            ))
+        } else {
+            None
+        };
+        match cause {
+            None => (
+                Status::Eligible,
+                format!("{stuck}; `lwirc goal replan {goal_id} --planner CMD` asks for a new plan"),
+            ),
+            Some(cause) => {
+                let mut reason = format!("{stuck}, and {cause}");
+                if let Some((p, v)) = latest {
+                    let own = v
+                        .reason
+                        .clone()
+                        .or_else(|| p.outcome.clone())
+                        .unwrap_or_else(|| v.status.to_owned());
+                    reason.push_str(&format!("; the latest plan {}: {own}", v.id));
+                }
+                if consumption.planner_no_proposal >= 1 {
+                    let consumed = consumption.planner_no_proposal + consumption.reviewer_rejection;
+                    reason.push_str(&format!(
+                        "; {} of {consumed} consumed replan(s) ended without a proposal from the planner (planner_no_proposal: {}, reviewer_rejection: {})",
+                        consumption.planner_no_proposal,
+                        consumption.planner_no_proposal,
+                        consumption.reviewer_rejection
+                    ));
+                }
+                (Status::Exhausted, reason)
+            }
+        }
+    };
+
+    let generations = fold
+        .plans
+        .iter()
+        .filter(|p| p.state == PlanState::Applied)
+        .filter_map(|p| {
+            let root = fold
+                .items
+                .iter()
+                .position(|i| i.spec.plan == p.id && i.spec.root)?;
+            Some(GenerationView {
+                generation: fold.items[root].spec.generation,
+                plan: p.id.clone(),
+                root: root_ref(root),
+            })
+        })
+        .collect();
+    let mut projection = Projection {
+        goal: goal_id.to_owned(),
+        name: file.goal.clone(),
+        objective: file.objective.clone(),
+        status: status_now,
+        reason,
+        generation: fold.generation.unwrap_or(0),
+        active_root: root.map(root_ref),
+        work,
+        governed_work_ids: fold.items.iter().map(|i| i.spec.work.clone()).collect(),
+        governed_work: governed,
+        generations,
+        attempts: Used {
+            used: fold.attempts_used,
+            max: max_total,
+        },
+        replans: Used {
+            used: replans_used,
+            max: max_replans,
+        },
+        planned_items: Used {
+            used: planned_used,
+            max: max_planned,
+        },
+        plans,
+        replan_consumption: (consumption.planner_no_proposal >= 1).then_some(consumption),
+        cancelled: fold.cancelled.as_ref().map(|(c, at)| CancelView {
+            by: c.by.clone(),
+            at: at.clone(),
+            reason: c.reason.clone(),
+        }),
+        created_at: fold.created_at.clone(),
+        seq: fold.last_seq,
+        fingerprint: String::new(),
+    };
+    projection.fingerprint = fingerprint(&projection);
+    projection
+}
+
+/// Why the active generation cannot go on, from its root.
+fn describe_stuck(fold: &Fold, status: &[WorkStatus], root: usize, max: u32) -> String {
+    let item = &fold.items[root];
+    let key = &item.spec.key;
+    match status[root] {
+        WorkStatus::Failed => format!(
+            "the root `{key}` failed after {} of {max} attempt(s){}",
+            item.attempts.len(),
+            item.last_error()
+                .map_or(String::new(), |e| format!(" (last error: {e})"))
+        ),
+        WorkStatus::Blocked => {
+            let failed = fold
+                .active()
+                .into_iter()
+                .find(|&i| status[i] == WorkStatus::Failed)
+                .map(|i| fold.items[i].spec.key.clone())
+                .unwrap_or_default();
+            format!("the root `{key}` is blocked: `{failed}` failed for good")
+        }
+        _ => format!("the root `{key}` cannot go on"),
+    }
+}
+
+/// `sha256:` of the canonical JSON of the projection without its fingerprint (and the seq,
+/// which every event changes: the fingerprint changes only with what a scheduler acts on).
+fn fingerprint(projection: &Projection) -> String {
+    let mut value = serde_json::to_value(projection).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.remove("fingerprint");
+        object.remove("seq");
+    }
+    let bytes = serde_json::to_vec(&value).unwrap_or_default();
+    let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
+    lwir_spec::canon::sha256_of(&canonical)
+}

@@ -1,0 +1,295 @@
+//! Where goals live: [`Store`], and [`Directory`], its implementation on a local directory
+//! (`.lwir/goals` by default).
+//!
+//! A goal is its frozen goal file, written once, and its append-only event log; everything
+//! else is computed from the log when it is read. Appends carry the seq of the last event
+//! their writer read (`expected_last`), so a writer that decided on a stale view is told
+//! ([`StoreError::Conflict`]) and decides again — that is how concurrent reports lose
+//! nothing and two replans never run at once. A replan also holds its plan's own log open
+//! for as long as it runs ([`PlanLog`]); a plan that was requested but whose log nobody
+//! holds was interrupted.
+//!
+//! Layout of [`Directory`]:
+//!
+//! ```text
+//! <dir>/<goal-id>/goal.json                 the frozen goal file (RFC 8785 canonical bytes)
+//! <dir>/<goal-id>/events.jsonl              the goal's event log
+//! <dir>/<goal-id>/plans/<plan>/events.jsonl the plan's own log (held while it runs)
+//! <dir>/<goal-id>/plans/<plan>/<name>.json  the plan's request, answers and findings
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use lwir_repair::events::{self, Event, EventLog, LogError};
+use lwir_repair::files;
+
+/// Why the store could not do something.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The last event is not the one the writer read: decide again on a fresh view.
+    #[error("the goal log changed meanwhile (expected event {expected} last, found {found})")]
+    Conflict {
+        /// The seq the writer expected last.
+        expected: u64,
+        /// The seq that is last.
+        found: u64,
+    },
+    /// Another process holds what was asked for (a plan's log), or the goal log's lock
+    /// stayed taken too long.
+    #[error("{what} is in use by another lwirc process")]
+    Busy {
+        /// What is busy.
+        what: String,
+    },
+    /// No goal with this id.
+    #[error("no goal `{goal}` in {location}")]
+    NotFound {
+        /// The id asked for.
+        goal: String,
+        /// The store.
+        location: String,
+    },
+    /// Stored data is not what it should be (a damaged log line, a goal file that does not
+    /// hash to its recorded digest).
+    #[error("{location} is damaged: {detail}")]
+    Damaged {
+        /// Where.
+        location: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Reading or writing failed.
+    #[error("cannot read or write {location}: {detail}")]
+    Io {
+        /// Where.
+        location: String,
+        /// What the system said.
+        detail: String,
+    },
+}
+
+/// A plan's own log, held (exclusively) while its replan runs.
+pub trait PlanLog {
+    /// Appends one event to the plan's log.
+    fn append(&mut self, event: &str, data: serde_json::Value) -> Result<(), StoreError>;
+    /// Stores one file of the plan (`request`, `answer-1`, `findings`, …) as `<name>.json`.
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError>;
+}
+
+/// A place goals are kept.
+pub trait Store {
+    /// Where the store is, for messages.
+    fn location(&self) -> String;
+    /// Stores the frozen goal file of `goal` if it has none; `true` when it was written now.
+    /// A different file under the same id is [`StoreError::Damaged`].
+    fn freeze(&self, goal: &str, bytes: &[u8]) -> Result<bool, StoreError>;
+    /// The frozen goal file of `goal`; `None` when there is no such goal.
+    fn frozen(&self, goal: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Every goal id, sorted.
+    fn goals(&self) -> Result<Vec<String>, StoreError>;
+    /// The committed events of `goal`'s log, in order (empty when it has none yet).
+    fn events(&self, goal: &str) -> Result<Vec<Event>, StoreError>;
+    /// Appends one event to `goal`'s log if its last event is still `expected_last` (0: the
+    /// log is empty); otherwise [`StoreError::Conflict`] and nothing is written.
+    fn append(
+        &self,
+        goal: &str,
+        event: &str,
+        data: serde_json::Value,
+        expected_last: u64,
+    ) -> Result<Event, StoreError>;
+    /// Opens the log of plan `plan` of `goal` for this process alone; [`StoreError::Busy`]
+    /// when another process holds it.
+    fn open_plan(&self, goal: &str, plan: &str) -> Result<Box<dyn PlanLog>, StoreError>;
+    /// Whether some process holds the log of plan `plan` of `goal` now.
+    fn plan_in_progress(&self, goal: &str, plan: &str) -> Result<bool, StoreError>;
+    /// One file of a plan, as [`PlanLog::put`] stored it.
+    fn plan_file(&self, goal: &str, plan: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+/// Goals in a directory.
+#[derive(Clone, Debug)]
+pub struct Directory {
+    root: PathBuf,
+}
+
+/// The name of a goal's frozen file.
+pub const GOAL_FILE: &str = "goal.json";
+
+impl Directory {
+    /// The store in `root` (created when something is first written).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The directory of `goal`.
+    pub fn goal_dir(&self, goal: &str) -> PathBuf {
+        self.root.join(goal)
+    }
+
+    fn plan_dir(&self, goal: &str, plan: &str) -> PathBuf {
+        self.goal_dir(goal).join("plans").join(plan)
+    }
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io {
+        location: format!("`{}`", path.display()),
+        detail: e.to_string(),
+    }
+}
+
+fn from_log(e: LogError) -> StoreError {
+    match e {
+        LogError::Conflict {
+            expected, found, ..
+        } => StoreError::Conflict { expected, found },
+        LogError::Busy { path, .. } | LogError::Locked { session: path } => StoreError::Busy {
+            what: format!("`{}`", path.display()),
+        },
+        LogError::Damaged { path, line, reason } => StoreError::Damaged {
+            location: format!("`{}`", path.display()),
+            detail: format!("line {line}: {reason}"),
+        },
+        other => StoreError::Io {
+            location: "the goal store".into(),
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// A name a goal or plan id may have in a path: no separators, no dots first.
+fn safe(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn checked<'a>(kind: &str, name: &'a str) -> Result<&'a str, StoreError> {
+    if safe(name) {
+        Ok(name)
+    } else {
+        Err(StoreError::NotFound {
+            goal: format!("{kind} {name:?}"),
+            location: "this store (not a valid id)".into(),
+        })
+    }
+}
+
+impl Store for Directory {
+    fn location(&self) -> String {
+        format!("`{}`", self.root.display())
+    }
+
+    fn freeze(&self, goal: &str, bytes: &[u8]) -> Result<bool, StoreError> {
+        let dir = self.goal_dir(checked("goal", goal)?);
+        files::create_dirs(&dir).map_err(|e| io(&dir, e))?;
+        let path = dir.join(GOAL_FILE);
+        let written = files::write_once(&path, bytes, ".goal.").map_err(|e| io(&path, e))?;
+        if !written {
+            let existing = std::fs::read(&path).map_err(|e| io(&path, e))?;
+            if existing != bytes {
+                return Err(StoreError::Damaged {
+                    location: format!("`{}`", path.display()),
+                    detail: "it holds another goal file than the one its id names".into(),
+                });
+            }
+        }
+        Ok(written)
+    }
+
+    fn frozen(&self, goal: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(GOAL_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(&path, e)),
+        }
+    }
+
+    fn goals(&self) -> Result<Vec<String>, StoreError> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(&self.root, e)),
+        };
+        let mut goals = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| io(&self.root, e))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if safe(&name) && entry.path().join(GOAL_FILE).is_file() {
+                goals.push(name);
+            }
+        }
+        goals.sort();
+        Ok(goals)
+    }
+
+    fn events(&self, goal: &str) -> Result<Vec<Event>, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
+        match events::read(&path) {
+            Ok(events) => Ok(events),
+            Err(LogError::Missing { .. }) => Ok(Vec::new()),
+            Err(e) => Err(from_log(e)),
+        }
+    }
+
+    fn append(
+        &self,
+        goal: &str,
+        event: &str,
+        data: serde_json::Value,
+        expected_last: u64,
+    ) -> Result<Event, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
+        events::append_shared(&path, event, data, Some(expected_last)).map_err(from_log)
+    }
+
+    fn open_plan(&self, goal: &str, plan: &str) -> Result<Box<dyn PlanLog>, StoreError> {
+        let dir = self.plan_dir(checked("goal", goal)?, checked("plan", plan)?);
+        let log = match EventLog::create(&dir) {
+            Ok(log) => log,
+            // Left by a replan that died before it was recorded: taken over.
+            Err(LogError::Exists { .. }) => EventLog::resume(&dir).map_err(from_log)?.0,
+            Err(e) => return Err(from_log(e)),
+        };
+        Ok(Box::new(DirectoryPlan { dir, log }))
+    }
+
+    fn plan_in_progress(&self, goal: &str, plan: &str) -> Result<bool, StoreError> {
+        let dir = self.plan_dir(checked("goal", goal)?, checked("plan", plan)?);
+        events::in_use(&dir).map_err(from_log)
+    }
+
+    fn plan_file(&self, goal: &str, plan: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self
+            .plan_dir(checked("goal", goal)?, checked("plan", plan)?)
+            .join(format!("{}.json", checked("file", name)?));
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(&path, e)),
+        }
+    }
+}
+
+struct DirectoryPlan {
+    dir: PathBuf,
+    log: EventLog,
+}
+
+impl PlanLog for DirectoryPlan {
+    fn append(&mut self, event: &str, data: serde_json::Value) -> Result<(), StoreError> {
+        self.log.append(event, data).map(drop).map_err(from_log)
+    }
+
+    fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.dir.join(format!("{}.json", checked("file", name)?));
+        files::write_atomically(&path, bytes).map_err(|e| io(&path, e))
+    }
+}
