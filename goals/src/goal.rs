@@ -583,7 +583,11 @@ impl Goals<'_> {
             // A work id, or the key of an item of the active generation (keys are unique there).
             let work = match loaded.fold.item(work) {
                 Some(_) => work,
-                None => projection.work.iter().find(|w| w.key == work).map_or(work, |w| w.id.as_str()),
+                None => projection
+                    .work
+                    .iter()
+                    .find(|w| w.key == work)
+                    .map_or(work, |w| w.id.as_str()),
             };
             let Some(item) = loaded.fold.item(work) else {
                 let known: Vec<String> = projection
@@ -1191,7 +1195,8 @@ impl Goals<'_> {
             "bounds": {
                 "max_items_per_plan": replanning.map_or(0, |r| r.max_items_per_plan),
                 "planned_items_left": projection.planned_items.max.saturating_sub(projection.planned_items.used),
-                "replans_left": projection.replans.max.saturating_sub(projection.replans.used),
+                // This replan is already spent when the planner reads its request.
+                "replans_left": projection.replans.max.saturating_sub(projection.replans.used + 1),
                 "attempts_left": projection.attempts.max.saturating_sub(projection.attempts.used),
                 "wall_time_left_s": wall_left,
             },

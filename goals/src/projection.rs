@@ -861,18 +861,6 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             )
         };
         (Status::AwaitingReview, what)
-    } else if let Some((p, v)) =
-        latest.filter(|(p, v)| v.status == "attention" && p.retried_by.is_none())
-    {
-        (
-            Status::Attention,
-            format!(
-                "plan {}: {}; after a person has looked, `lwirc goal retry {goal_id} {}` asks for another replan",
-                v.id,
-                p.outcome.clone().unwrap_or_default(),
-                v.id
-            ),
-        )
     } else {
         let cause = if replanning.is_none() {
             Some("the goal does not replan (no `replanning`)".to_owned())
@@ -897,12 +885,23 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
         } else {
             None
         };
-        match cause {
-            None => (
+        let attention = latest.filter(|(p, v)| v.status == "attention" && p.retried_by.is_none());
+        match (cause, attention) {
+            // A standing attention waits for a person, unless no replan could follow it.
+            (None, Some((p, v))) => (
+                Status::Attention,
+                format!(
+                    "plan {}: {}; after a person has looked, `lwirc goal retry {goal_id} {}` asks for another replan",
+                    v.id,
+                    p.outcome.clone().unwrap_or_default(),
+                    v.id
+                ),
+            ),
+            (None, None) => (
                 Status::Eligible,
                 format!("{stuck}; `lwirc goal replan {goal_id} --planner CMD` asks for a new plan"),
             ),
-            Some(cause) => {
+            (Some(cause), _) => {
                 let mut reason = format!("{stuck}, and {cause}");
                 if let Some((p, v)) = latest {
                     let own = v

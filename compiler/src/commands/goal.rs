@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lwir_goals::GoalError;
 use lwir_goals::agent::ProcessAgent;
 use lwir_goals::goal::{Dispatch, Goals, Replanned, Report as WorkReport};
 use lwir_goals::projection::{Projection, WorkView};
 use lwir_goals::store::{Directory, Store};
-use lwir_goals::GoalError;
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::SpannedDocument;
 use lwirc::registry::Registry;
@@ -304,7 +304,11 @@ fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
         .filter(|id| id.rsplit_once('-').is_some_and(|(name, _)| name == text))
         .collect();
     let by_prefix: Vec<&String> = ids.iter().filter(|id| id.starts_with(text)).collect();
-    let candidates = if by_name.is_empty() { by_prefix } else { by_name };
+    let candidates = if by_name.is_empty() {
+        by_prefix
+    } else {
+        by_name
+    };
     match candidates.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(GoalError::Refused(format!(
@@ -319,7 +323,10 @@ fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
         many => Err(GoalError::Refused(format!(
             "`{text}` names {} goals: {}; give the whole id",
             many.len(),
-            many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }
@@ -327,7 +334,11 @@ fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
 fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Result<u8, GoalError> {
     let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
     match command {
-        GoalCommand::Create { file, format, color } => {
+        GoalCommand::Create {
+            file,
+            format,
+            color,
+        } => {
             let source = read_source(&file).map_err(io)?;
             let name = source.name.clone();
             match goals.create(source.bytes) {
@@ -339,14 +350,19 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                         );
                     }
                     if !created.new {
-                        eprintln!("lwirc: goal {} exists already; nothing was written", created.id);
+                        eprintln!(
+                            "lwirc: goal {} exists already; nothing was written",
+                            created.id
+                        );
                     }
                     print(&format!("{}\n", created.id)).map_err(io)?;
                     Ok(exit::OK)
                 }
                 Err(GoalError::Findings { document, findings }) => {
                     match document {
-                        Some(doc) => print(&render(format, color, &name, &doc, &findings)).map_err(io)?,
+                        Some(doc) => {
+                            print(&render(format, color, &name, &doc, &findings)).map_err(io)?
+                        }
                         None => {
                             let report = Report::of_file(
                                 &findings,
@@ -367,16 +383,27 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
         GoalCommand::List { format } => {
             let (shown, failed) = goals.list()?;
             for (id, e) in &failed {
-                eprintln!("lwirc: goal {id} cannot be read: {}", sanitize(&e.to_string()));
+                eprintln!(
+                    "lwirc: goal {id} cannot be read: {}",
+                    sanitize(&e.to_string())
+                );
             }
             match format {
                 ShowFormat::Json => {
                     let rows: Vec<serde_json::Value> = shown.iter().map(list_row).collect();
-                    print(&format!("{}\n", serde_json::to_string_pretty(&rows).unwrap_or_default())).map_err(io)?;
+                    print(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&rows).unwrap_or_default()
+                    ))
+                    .map_err(io)?;
                 }
                 ShowFormat::Human => print(&list_table(&shown)).map_err(io)?,
             }
-            Ok(if failed.is_empty() { exit::OK } else { exit::FINDINGS })
+            Ok(if failed.is_empty() {
+                exit::OK
+            } else {
+                exit::FINDINGS
+            })
         }
         GoalCommand::Show { goal, format } => {
             let id = resolve(store, &goal)?;
@@ -405,27 +432,47 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
             }
             if ready.is_empty() && unresolved.is_empty() {
                 let p = goals.show(&id)?;
-                eprintln!("lwirc: nothing to dispatch: goal {id} is {} — {}", p.status.as_str(), sanitize(&p.reason));
+                eprintln!(
+                    "lwirc: nothing to dispatch: goal {id} is {} — {}",
+                    p.status.as_str(),
+                    sanitize(&p.reason)
+                );
             }
             let json: Vec<&Dispatch> = ready.iter().collect();
-            print(&format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default())).map_err(io)?;
+            print(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&json).unwrap_or_default()
+            ))
+            .map_err(io)?;
             Ok(exit::OK)
         }
-        GoalCommand::Report { goal, work, status, output, error } => {
+        GoalCommand::Report {
+            goal,
+            work,
+            status,
+            output,
+            error,
+        } => {
             let id = resolve(store, &goal)?;
             let report = match status {
                 ReportStatus::Started => {
                     if output.is_some() || error.is_some() {
-                        return Err(GoalError::Refused("`started` takes neither --output nor --error".into()));
+                        return Err(GoalError::Refused(
+                            "`started` takes neither --output nor --error".into(),
+                        ));
                     }
                     WorkReport::Started
                 }
                 ReportStatus::Succeeded => {
                     if error.is_some() {
-                        return Err(GoalError::Refused("`succeeded` takes --output, not --error".into()));
+                        return Err(GoalError::Refused(
+                            "`succeeded` takes --output, not --error".into(),
+                        ));
                     }
                     let Some(path) = output else {
-                        return Err(GoalError::Refused("`succeeded` needs --output FILE (the attempt's output, JSON)".into()));
+                        return Err(GoalError::Refused(
+                            "`succeeded` needs --output FILE (the attempt's output, JSON)".into(),
+                        ));
                     };
                     let Some(doc) = super::read_json(&path).map_err(io)? else {
                         return Ok(exit::FINDINGS);
@@ -434,28 +481,52 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                 }
                 ReportStatus::Failed => {
                     if output.is_some() {
-                        return Err(GoalError::Refused("`failed` takes --error, not --output".into()));
+                        return Err(GoalError::Refused(
+                            "`failed` takes --error, not --output".into(),
+                        ));
                     }
-                    WorkReport::Failed(error.unwrap_or_else(|| "failed (no error given)".to_owned()))
+                    WorkReport::Failed(
+                        error.unwrap_or_else(|| "failed (no error given)".to_owned()),
+                    )
                 }
             };
             let event = goals.report(&id, &work, &report)?;
-            let attempt = event.data.get("attempt").and_then(serde_json::Value::as_u64).unwrap_or(0);
-            eprintln!("lwirc: recorded {} of {work} (attempt {attempt}) in goal {id}", event.event);
+            let attempt = event
+                .data
+                .get("attempt")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            eprintln!(
+                "lwirc: recorded {} of {work} (attempt {attempt}) in goal {id}",
+                event.event
+            );
             Ok(exit::OK)
         }
-        GoalCommand::Replan { goal, agents, color } => {
+        GoalCommand::Replan {
+            goal,
+            agents,
+            color,
+        } => {
             let id = resolve(store, &goal)?;
             let mut planner = agents.agent(&agents.planner).map_err(io)?;
-            let mut reviewer = agents.reviewer.as_deref().map(|r| agents.agent(r)).transpose().map_err(io)?;
+            let mut reviewer = agents
+                .reviewer
+                .as_deref()
+                .map(|r| agents.agent(r))
+                .transpose()
+                .map_err(io)?;
             let outcome = goals.replan(
                 &id,
                 &mut planner,
-                reviewer.as_mut().map(|r| r as &mut dyn lwir_goals::agent::Agent),
+                reviewer
+                    .as_mut()
+                    .map(|r| r as &mut dyn lwir_goals::agent::Agent),
             )?;
             match outcome {
                 Replanned::Applied { plan, generation } => {
-                    eprintln!("lwirc: plan {plan} was applied: goal {id} is at generation {generation}");
+                    eprintln!(
+                        "lwirc: plan {plan} was applied: goal {id} is at generation {generation}"
+                    );
                     print(&format!("{plan}\n")).map_err(io)?;
                     Ok(exit::OK)
                 }
@@ -477,14 +548,25 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                     Ok(exit::FINDINGS)
                 }
                 Replanned::Rejected { plan, feedback } => {
-                    eprintln!("lwirc: plan {plan} was rejected by the reviewer: {}", sanitize(&excerpt(&feedback, 2000)));
+                    eprintln!(
+                        "lwirc: plan {plan} was rejected by the reviewer: {}",
+                        sanitize(&excerpt(&feedback, 2000))
+                    );
                     Ok(exit::FINDINGS)
                 }
-                Replanned::Failed { plan, charged, message, findings } => {
+                Replanned::Failed {
+                    plan,
+                    charged,
+                    message,
+                    findings,
+                } => {
                     if let Some((document, findings)) = findings {
                         let name = format!("plan {plan} (the planner's answer)");
                         match document {
-                            Some(doc) => eprint!("{}", render(Format::Human, stderr_choice(color), &name, &doc, &findings)),
+                            Some(doc) => eprint!(
+                                "{}",
+                                render(Format::Human, stderr_choice(color), &name, &doc, &findings)
+                            ),
                             None => {
                                 for f in &findings {
                                     eprintln!("{}: {}", f.code, sanitize(&f.message));
@@ -495,7 +577,11 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                     eprintln!(
                         "lwirc: plan {plan} failed: {}{}",
                         sanitize(&excerpt(&message, 2000)),
-                        if charged { " (the replan is spent)" } else { " (not charged: the planner could not be started)" }
+                        if charged {
+                            " (the replan is spent)"
+                        } else {
+                            " (not charged: the planner could not be started)"
+                        }
                     );
                     Ok(exit::FINDINGS)
                 }
@@ -505,20 +591,37 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
             let id = resolve(store, &goal)?;
             match goals.approve(&id, &plan) {
                 Ok(generation) => {
-                    eprintln!("lwirc: plan {plan} was applied: goal {id} is at generation {generation}");
+                    eprintln!(
+                        "lwirc: plan {plan} was applied: goal {id} is at generation {generation}"
+                    );
                     Ok(exit::OK)
                 }
                 Err(GoalError::Findings { document, findings }) => {
                     if let Some(doc) = document {
-                        eprint!("{}", render(Format::Human, ColorChoice::Never, &format!("plan {plan}"), &doc, &findings));
+                        eprint!(
+                            "{}",
+                            render(
+                                Format::Human,
+                                ColorChoice::Never,
+                                &format!("plan {plan}"),
+                                &doc,
+                                &findings
+                            )
+                        );
                     }
-                    eprintln!("lwirc: plan {plan} was refused when it was materialized; nothing was applied");
+                    eprintln!(
+                        "lwirc: plan {plan} was refused when it was materialized; nothing was applied"
+                    );
                     Ok(exit::FINDINGS)
                 }
                 Err(e) => Err(e),
             }
         }
-        GoalCommand::Reject { goal, plan, feedback } => {
+        GoalCommand::Reject {
+            goal,
+            plan,
+            feedback,
+        } => {
             let id = resolve(store, &goal)?;
             goals.reject(&id, &plan, &feedback)?;
             eprintln!("lwirc: plan {plan} was rejected; the feedback goes to the next replan");
@@ -527,7 +630,9 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
         GoalCommand::Retry { goal, plan } => {
             let id = resolve(store, &goal)?;
             goals.retry(&id, &plan)?;
-            eprintln!("lwirc: the attention of plan {plan} is cleared; `lwirc goal replan {id} --planner CMD` may run again");
+            eprintln!(
+                "lwirc: the attention of plan {plan} is cleared; `lwirc goal replan {id} --planner CMD` may run again"
+            );
             Ok(exit::OK)
         }
         GoalCommand::Cancel { goal, reason } => {
@@ -547,7 +652,13 @@ fn stderr_choice(color: ColorChoice) -> ColorChoice {
     }
 }
 
-fn render(format: Format, color: ColorChoice, name: &str, doc: &SpannedDocument, findings: &[lwir_spec::Finding]) -> String {
+fn render(
+    format: Format,
+    color: ColorChoice,
+    name: &str,
+    doc: &SpannedDocument,
+    findings: &[lwir_spec::Finding],
+) -> String {
     let report = Report::of_file(
         findings,
         File {
@@ -579,7 +690,12 @@ fn list_row(p: &Projection) -> serde_json::Value {
 fn consumption_text(p: &Projection) -> String {
     p.replan_consumption.map_or_else(
         || "-".to_owned(),
-        |c| format!("reviewer_rejection {}, planner_no_proposal {}", c.reviewer_rejection, c.planner_no_proposal),
+        |c| {
+            format!(
+                "reviewer_rejection {}, planner_no_proposal {}",
+                c.reviewer_rejection, c.planner_no_proposal
+            )
+        },
     )
 }
 
@@ -600,7 +716,14 @@ fn list_table(shown: &[Projection]) -> String {
             ]
         })
         .collect();
-    let header = ["GOAL", "STATUS", "GEN", "ATTEMPTS", "REPLANS", "REPLAN CONSUMPTION"];
+    let header = [
+        "GOAL",
+        "STATUS",
+        "GEN",
+        "ATTEMPTS",
+        "REPLANS",
+        "REPLAN CONSUMPTION",
+    ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -625,8 +748,15 @@ fn list_table(shown: &[Projection]) -> String {
         line(row.iter().map(String::as_str).collect(), &mut out);
     }
     for p in shown {
-        if matches!(p.status.as_str(), "exhausted" | "attention" | "awaiting-review") {
-            out.push_str(&format!("{}: {}\n", p.goal, sanitize(&excerpt(&p.reason, 400))));
+        if matches!(
+            p.status.as_str(),
+            "exhausted" | "attention" | "awaiting-review"
+        ) {
+            out.push_str(&format!(
+                "{}: {}\n",
+                p.goal,
+                sanitize(&excerpt(&p.reason, 400))
+            ));
         }
     }
     out
@@ -635,15 +765,26 @@ fn list_table(shown: &[Projection]) -> String {
 fn show_human(p: &Projection) -> String {
     let mut out = String::new();
     out.push_str(&format!("goal {} ({})\n", p.goal, sanitize(&p.name)));
-    out.push_str(&format!("  objective: {}\n", sanitize(&excerpt(&p.objective, 400))));
+    out.push_str(&format!(
+        "  objective: {}\n",
+        sanitize(&excerpt(&p.objective, 400))
+    ));
     out.push_str(&format!("  status: {}\n", p.status.as_str()));
     out.push_str(&format!("  reason: {}\n", sanitize(&p.reason)));
     if let Some(root) = &p.active_root {
-        out.push_str(&format!("  generation {}, root `{}` ({})\n", p.generation, root.key, root.id));
+        out.push_str(&format!(
+            "  generation {}, root `{}` ({})\n",
+            p.generation, root.key, root.id
+        ));
     }
     out.push_str(&format!(
         "  attempts {}/{} · replans {}/{} · planned items {}/{}\n",
-        p.attempts.used, p.attempts.max, p.replans.used, p.replans.max, p.planned_items.used, p.planned_items.max
+        p.attempts.used,
+        p.attempts.max,
+        p.replans.used,
+        p.replans.max,
+        p.planned_items.used,
+        p.planned_items.max
     ));
     if let Some(c) = &p.replan_consumption {
         out.push_str(&format!(
@@ -676,7 +817,12 @@ fn show_human(p: &Projection) -> String {
             out.push_str(&format!(" · root `{}`", sanitize(root)));
         }
         if let Some(r) = &plan.receipt {
-            out.push_str(&format!(" · receipt: {} by {} {}", r.verdict, r.reviewer, sanitize(&r.by)));
+            out.push_str(&format!(
+                " · receipt: {} by {} {}",
+                r.verdict,
+                r.reviewer,
+                sanitize(&r.by)
+            ));
         }
         out.push('\n');
         if let Some(reason) = &plan.reason {

@@ -1,0 +1,895 @@
+//! Goals end to end through the library: create, next, report, replan, review, apply,
+//! attribution, and the history that stays readable after every step.
+
+mod common;
+
+use common::*;
+use lwir_goals::GoalError;
+use lwir_goals::goal::{Replanned, Report};
+use lwir_goals::projection::{Status, WorkStatus};
+use lwir_goals::store::Store;
+use lwir_repair::harness::FailureKind;
+use lwir_spec::Code;
+use serde_json::{Value, json};
+
+fn codes(findings: &[lwir_spec::Finding]) -> Vec<&'static str> {
+    findings.iter().map(|f| f.code.as_str()).collect()
+}
+
+/// The goal is created, and the root of generation 0 has failed for good: it is eligible.
+fn eligible(world: &World) -> String {
+    let goal = world.create(&goal_file());
+    fail_until_spent(world, &goal, "notes");
+    assert_eq!(world.goals().show(&goal).unwrap().status, Status::Eligible);
+    goal
+}
+
+#[test]
+fn the_same_file_again_is_the_same_goal_and_writes_nothing() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let events = world.store.events(&goal).unwrap();
+    assert_eq!(
+        world.event_names(&goal),
+        ["goal.created", "work.materialized", "plan.applied"]
+    );
+    // The same JSON written differently (compact, members reordered) is the same goal.
+    let mut reordered = serde_json::Map::new();
+    for (k, v) in goal_file().as_object().unwrap().iter().rev() {
+        reordered.insert(k.clone(), v.clone());
+    }
+    let again = world
+        .goals()
+        .create(serde_json::to_vec(&Value::Object(reordered)).unwrap())
+        .unwrap();
+    assert_eq!(again.id, goal);
+    assert!(!again.new);
+    assert_eq!(world.store.events(&goal).unwrap(), events);
+    // Another objective is another goal.
+    let mut other = goal_file();
+    other["objective"] = json!("Something else.");
+    assert_ne!(world.create(&other), goal);
+    assert_eq!(world.store.goals().unwrap().len(), 2);
+}
+
+#[test]
+fn next_resolves_inputs_and_report_records_attempts() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let (ready, unresolved) = world.goals().next(&goal).unwrap();
+    assert!(unresolved.is_empty());
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].key, "notes");
+    assert_eq!(ready[0].attempt, 1);
+    assert_eq!(
+        ready[0].input,
+        json!({ "repo": "acme/widgets", "since": "v1.4.0" })
+    );
+    let id = ready[0].id.clone();
+    // Deterministic ids: from goal, plan and key.
+    assert_eq!(id, lwir_goals::goal::work_id(&goal, "p0", "notes"));
+
+    let goals = world.goals();
+    goals.report(&goal, &id, &Report::Started).unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Running);
+    assert!(
+        goals.next(&goal).unwrap().0.is_empty(),
+        "nothing more to dispatch while it runs"
+    );
+    let refused = goals.report(&goal, &id, &Report::Started).unwrap_err();
+    assert!(refused.to_string().contains("already running"), "{refused}");
+
+    // An output that breaks the template's output schema is refused, nothing recorded.
+    let before = world.store.events(&goal).unwrap().len();
+    let bad = goals
+        .report(&goal, &id, &Report::Succeeded(json!({ "notes": 3 })))
+        .unwrap_err();
+    assert!(bad.to_string().contains("LW1012"), "{bad}");
+    assert!(bad.to_string().contains("/notes"), "{bad}");
+    assert_eq!(world.store.events(&goal).unwrap().len(), before);
+
+    goals
+        .report(
+            &goal,
+            &id,
+            &Report::Succeeded(json!({ "notes": "…", "count": 3 })),
+        )
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Succeeded);
+    assert_eq!(p.attempts.used, 1);
+    // Finished work takes no more reports.
+    let again = goals
+        .report(&goal, &id, &Report::Failed("late".into()))
+        .unwrap_err();
+    assert!(again.to_string().contains("already succeeded"), "{again}");
+}
+
+#[test]
+fn attempts_stop_at_the_templates_ceiling_and_the_goal_becomes_eligible() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let goals = world.goals();
+    goals
+        .report(&goal, "notes", &Report::Failed("timeout".into()))
+        .unwrap();
+    assert_eq!(
+        goals.show(&goal).unwrap().status,
+        Status::Ready,
+        "a retry is left"
+    );
+    goals
+        .report(&goal, "notes", &Report::Failed("timeout again".into()))
+        .unwrap();
+    let over = goals.report(&goal, "notes", &Report::Started).unwrap_err();
+    assert!(over.to_string().contains("2 of 2 attempt"), "{over}");
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Eligible);
+    assert_eq!(p.work[0].status, WorkStatus::Failed);
+    assert_eq!(p.work[0].errors.len(), 2);
+    assert!(p.reason.contains("lwirc goal replan"), "{}", p.reason);
+}
+
+#[test]
+fn a_goal_without_replanning_is_exhausted_when_its_root_fails() {
+    let world = World::new();
+    let mut file = goal_file();
+    file.as_object_mut().unwrap().remove("replanning");
+    let goal = world.create(&file);
+    fail_until_spent(&world, &goal, "notes");
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.status, Status::Exhausted);
+    assert!(p.reason.contains("does not replan"), "{}", p.reason);
+    let refused = world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![]), None)
+        .unwrap_err();
+    assert!(matches!(refused, GoalError::Refused(_)), "{refused}");
+}
+
+#[test]
+fn replan_then_approve_keeps_both_generations_and_counts_every_attempt() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let mut planner = Script::new(vec![Ok(recovery())]);
+    let requests = planner.requests.clone();
+    let outcome = goals.replan(&goal, &mut planner, None).unwrap();
+    assert!(
+        matches!(outcome, Replanned::AwaitingReview { ref plan, .. } if plan == "p1"),
+        "{outcome:?}"
+    );
+
+    // The request: the goal, the projection with each failed attempt's error, the catalog
+    // with each template's interface and description, the remaining bounds, the manifest
+    // with the context hash.
+    let request = &requests.borrow()[0];
+    assert_eq!(request["kind"], "replan");
+    assert_eq!(request["protocol"], "lwir-planner/1");
+    assert_eq!(request["goal"]["input"]["repo"], "acme/widgets");
+    assert_eq!(request["failures"].as_array().unwrap().len(), 2);
+    assert_eq!(request["failures"][0]["error"], "the API timed out");
+    assert_eq!(request["projection"]["status"], "eligible");
+    let catalog = request["catalog"].as_array().unwrap();
+    assert_eq!(catalog.len(), 4);
+    let cached = catalog
+        .iter()
+        .find(|t| t["name"] == "notes-cached")
+        .unwrap();
+    assert_eq!(cached["input"]["required"], json!(["repo"]));
+    assert_eq!(cached["description"], "the notes-cached template");
+    assert_eq!(request["bounds"]["replans_left"], 2);
+    assert_eq!(request["bounds"]["attempts_left"], 8);
+    assert!(
+        request["manifest"]["outerLoopContextHash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert_eq!(request["manifest"]["plannerModelSlotId"], "acme/large-5");
+
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::AwaitingReview);
+    assert_eq!(p.generation, 0, "nothing is applied before review");
+    assert!(goals.next(&goal).unwrap().0.is_empty());
+
+    assert_eq!(goals.approve(&goal, "p1").unwrap(), 1);
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Ready);
+    assert_eq!(p.generation, 1);
+    assert_eq!(p.active_root.as_ref().unwrap().key, "notes_cached");
+    assert_eq!(p.governed_work_ids.len(), 2);
+    let old = p.governed_work.iter().find(|w| w.key == "notes").unwrap();
+    assert_eq!(old.status, WorkStatus::Superseded);
+    assert_eq!(old.attempts, 2, "the failed attempts stay counted");
+    assert_eq!(p.attempts.used, 2);
+    assert_eq!(p.plans[1].receipt.as_ref().unwrap().reviewer, "person");
+    // Reports on superseded work are refused.
+    let refused = goals.report(&goal, &old.id, &Report::Started).unwrap_err();
+    assert!(refused.to_string().contains("superseded"), "{refused}");
+
+    goals
+        .report(
+            &goal,
+            "notes_cached",
+            &Report::Succeeded(json!({ "notes": "n", "count": 0 })),
+        )
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Succeeded);
+    assert_eq!(p.attempts.used, 3);
+    assert_eq!(p.generations.len(), 2);
+    assert!(
+        p.replan_consumption.is_none(),
+        "a plan that advanced counts as neither"
+    );
+}
+
+#[test]
+fn a_multi_item_plan_reads_its_dependencys_output() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let proposal = apply(
+        json!([
+            { "key": "draft", "template": "notes-cached", "input": { "repo": "${ goal.input.repo }" } },
+            { "key": "post", "template": "publish",
+              "input": { "text": "Notes (${ work.draft.output.count } changes): ${ work.draft.output.notes }",
+                         "count": "${ work.draft.output.count + 1 }" } }
+        ]),
+        "post",
+    );
+    let mut planner = Script::new(vec![Ok(proposal)]);
+    goals.replan(&goal, &mut planner, None).unwrap();
+    goals.approve(&goal, "p1").unwrap();
+    let (ready, _) = goals.next(&goal).unwrap();
+    assert_eq!(
+        ready.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
+        ["draft"],
+        "`post` waits for `draft`"
+    );
+    goals
+        .report(
+            &goal,
+            "draft",
+            &Report::Succeeded(json!({ "notes": "fixed #12", "count": 4 })),
+        )
+        .unwrap();
+    let (ready, _) = goals.next(&goal).unwrap();
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].key, "post");
+    assert_eq!(
+        ready[0].input,
+        json!({ "text": "Notes (4 changes): fixed #12", "count": 5 })
+    );
+    let p = goals.show(&goal).unwrap();
+    let post = p.work.iter().find(|w| w.key == "post").unwrap();
+    let draft = p.work.iter().find(|w| w.key == "draft").unwrap();
+    assert_eq!(
+        post.after,
+        [draft.id.clone()],
+        "a `work.<key>` read is a dependency"
+    );
+}
+
+/// A proposal refused with `code`: nothing materialized, the replan spent and counted as
+/// no proposal.
+fn refused_with(proposal: Value, code: Code) -> Vec<lwir_spec::Finding> {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let before = world.goals().show(&goal).unwrap();
+    let outcome = goals
+        .replan(&goal, &mut Script::new(vec![Ok(proposal)]), None)
+        .unwrap();
+    let Replanned::Failed {
+        charged,
+        findings: Some((_, findings)),
+        ..
+    } = outcome
+    else {
+        panic!("expected a refusal, got {outcome:?}");
+    };
+    assert!(charged);
+    assert!(
+        findings.iter().any(|f| f.code == code),
+        "expected {code}, found {:?}",
+        codes(&findings)
+    );
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(
+        p.governed_work_ids, before.governed_work_ids,
+        "nothing materialized"
+    );
+    assert_eq!(p.generation, 0);
+    assert_eq!(p.replans.used, 1, "the replan is spent");
+    assert_eq!(p.plans[1].status, "failed");
+    assert_eq!(p.replan_consumption.unwrap().planner_no_proposal, 1);
+    assert_eq!(
+        world.event_names(&goal).iter().filter(|e| *e == "plan.applied").count(),
+        1,
+        "only generation 0 was applied"
+    );
+    findings
+}
+
+#[test]
+fn invariant_1_every_template_is_in_the_catalog() {
+    let findings = refused_with(
+        apply(
+            json!([{ "key": "x", "template": "notes-cachd", "input": { "repo": "r" } }]),
+            "x",
+        ),
+        Code::UnknownTemplate,
+    );
+    let f = findings
+        .iter()
+        .find(|f| f.code == Code::UnknownTemplate)
+        .unwrap();
+    assert_eq!(f.pointer, "/items/0/template");
+    assert_eq!(f.help.as_deref(), Some("did you mean `notes-cached`?"));
+}
+
+#[test]
+fn invariant_2_dependencies_name_active_work_or_earlier_items() {
+    let findings = refused_with(
+        apply(
+            json!([
+                { "key": "a", "template": "notes-cached", "after": ["b"], "input": { "repo": "r" } },
+                { "key": "b", "template": "notes-cached", "after": ["ghost"], "input": { "repo": "r" } }
+            ]),
+            "a",
+        ),
+        Code::UnknownDependency,
+    );
+    let pointers: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.code == Code::UnknownDependency)
+        .map(|f| f.pointer.as_str())
+        .collect();
+    assert_eq!(pointers, ["/items/0/after/0", "/items/1/after/0"]);
+}
+
+#[test]
+fn invariant_2_an_item_may_depend_on_active_work() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let proposal = apply(
+        json!([{ "key": "again", "template": "notes-cached", "after": ["notes"], "input": { "repo": "r" } }]),
+        "again",
+    );
+    let outcome = world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![Ok(proposal)]), None)
+        .unwrap();
+    assert!(
+        matches!(outcome, Replanned::AwaitingReview { .. }),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn invariant_3_the_root_is_new_and_root_capable() {
+    refused_with(
+        apply(
+            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": "r" } }]),
+            "notes",
+        ),
+        Code::RootNotNew,
+    );
+    let findings = refused_with(
+        apply(
+            json!([{ "key": "m", "template": "mirror-log", "input": {} }]),
+            "m",
+        ),
+        Code::RootNotRootCapable,
+    );
+    assert_eq!(findings[0].pointer, "/root");
+}
+
+#[test]
+fn invariant_4_every_item_is_reachable_from_the_root() {
+    let findings = refused_with(
+        apply(
+            json!([
+                { "key": "side", "template": "mirror-log", "input": {} },
+                { "key": "x", "template": "notes-cached", "input": { "repo": "r" } }
+            ]),
+            "x",
+        ),
+        Code::UnreachableWork,
+    );
+    assert_eq!(findings[0].pointer, "/items/0");
+}
+
+#[test]
+fn invariant_5_the_bounds_hold() {
+    let items: Vec<Value> = (0..5)
+        .map(|i| {
+            json!({ "key": format!("k{i}"), "template": "notes-cached", "input": { "repo": "r" },
+                         "after": if i > 0 { json!([format!("k{}", i - 1)]) } else { json!([]) } })
+        })
+        .collect();
+    let findings = refused_with(apply(Value::Array(items), "k4"), Code::PlanOverBounds);
+    assert!(
+        findings[0].message.contains("max_items_per_plan"),
+        "{}",
+        findings[0].message
+    );
+}
+
+#[test]
+fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    goals
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    world
+        .catalog
+        .tampered
+        .borrow_mut()
+        .push(NOTES_CACHED.into());
+    let before = goals.show(&goal).unwrap();
+    let refused = goals.approve(&goal, "p1").unwrap_err();
+    let GoalError::Findings { findings, .. } = refused else {
+        panic!("expected findings, got {refused}");
+    };
+    assert_eq!(codes(&findings), ["LW1008"]);
+    assert_eq!(findings[0].pointer, "/items/0/template");
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(
+        p.governed_work_ids, before.governed_work_ids,
+        "nothing materialized"
+    );
+    assert_eq!(p.plans[1].status, "failed");
+    assert_eq!(p.replans.used, 1);
+}
+
+#[test]
+fn invariant_7_inputs_type_check_against_the_template_expressions_included() {
+    let findings = refused_with(
+        apply(
+            json!([{ "key": "x", "template": "notes-cached",
+                     "input": { "repo": "${ goal.input.nope }", "extra": 1 } }]),
+            "x",
+        ),
+        Code::UnknownProperty,
+    );
+    assert!(
+        findings.iter().any(|f| f.pointer == "/items/0/input/repo"),
+        "{findings:#?}"
+    );
+    let findings = refused_with(
+        apply(
+            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": 42 } }]),
+            "x",
+        ),
+        Code::IncompatibleValueFlow,
+    );
+    assert_eq!(findings[0].pointer, "/items/0/input");
+}
+
+#[test]
+fn all_findings_of_a_proposal_are_reported_at_once() {
+    let findings = refused_with(
+        apply(
+            json!([
+                { "key": "a", "template": "nope", "input": {} },
+                { "key": "a", "template": "mirror-log", "after": ["zz"], "input": {} }
+            ]),
+            "b",
+        ),
+        Code::UnknownTemplate,
+    );
+    let mut got = codes(&findings);
+    got.sort_unstable();
+    got.dedup();
+    assert_eq!(got, ["LW1001", "LW1002", "LW1003", "LW1004"]);
+}
+
+#[test]
+fn an_answer_that_is_not_a_proposal_is_refused_and_spent() {
+    refused_with(
+        json!({ "kind": "draft", "lwir": {} }),
+        Code::InvalidProposal,
+    );
+    refused_with(
+        json!({ "kind": "apply", "items": "none", "root": "x" }),
+        Code::WrongType,
+    );
+}
+
+#[test]
+fn attention_stands_until_retry_and_only_attention_exhausts_with_attribution() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    for n in 1..=3 {
+        let outcome = goals
+            .replan(
+                &goal,
+                &mut Script::new(vec![Ok(attention("no template fits"))]),
+                None,
+            )
+            .unwrap();
+        assert!(matches!(outcome, Replanned::Attention { .. }));
+        let p = goals.show(&goal).unwrap();
+        if n < 3 {
+            assert_eq!(p.status, Status::Attention);
+            // Quiescent: no planner call while the attention stands.
+            let refused = goals
+                .replan(&goal, &mut Script::new(vec![]), None)
+                .unwrap_err();
+            assert!(refused.to_string().contains("attention"), "{refused}");
+            goals.retry(&goal, &format!("p{n}")).unwrap();
+            assert_eq!(goals.show(&goal).unwrap().status, Status::Eligible);
+        }
+    }
+    // The third attention spends the last replan: the goal is exhausted.
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Exhausted);
+    let c = p.replan_consumption.expect("a breakdown");
+    assert_eq!((c.reviewer_rejection, c.planner_no_proposal), (0, 3));
+    assert!(
+        p.reason.contains("replan budget is spent (3 of 3"),
+        "{}",
+        p.reason
+    );
+    assert!(
+        p.reason
+            .contains("the latest plan p3: the planner asked for attention: no template fits"),
+        "{}",
+        p.reason
+    );
+    assert!(
+        p.reason
+            .contains("3 of 3 consumed replan(s) ended without a proposal"),
+        "{}",
+        p.reason
+    );
+    // The latest plan's own reason comes before the no-proposal share.
+    assert!(p.reason.find("latest plan").unwrap() < p.reason.find("planner_no_proposal").unwrap());
+}
+
+#[test]
+fn review_only_exhaustion_has_no_breakdown() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    for n in 1..=3 {
+        goals
+            .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+            .unwrap();
+        goals
+            .reject(&goal, &format!("p{n}"), "not what we need")
+            .unwrap();
+    }
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Exhausted);
+    assert!(p.replan_consumption.is_none(), "{:?}", p.replan_consumption);
+    assert!(!p.reason.contains("planner_no_proposal"), "{}", p.reason);
+    assert!(
+        p.reason.contains("rejected by tester: not what we need"),
+        "{}",
+        p.reason
+    );
+    assert_eq!(p.plans[3].receipt.as_ref().unwrap().verdict, "rejected");
+    let json = serde_json::to_value(&p).unwrap();
+    assert!(json.get("replan_consumption").is_none());
+}
+
+#[test]
+fn mixed_exhaustion_counts_both_causes() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    // p1: the reviewer rejects both rounds; p2: refused proposal; p3: planner failed.
+    let mut reviewer = Script::new(vec![
+        Ok(json!({ "kind": "rejected", "feedback": "cache is stale" })),
+        Ok(json!({ "kind": "rejected", "feedback": "still stale" })),
+    ]);
+    let outcome = goals
+        .replan(
+            &goal,
+            &mut Script::new(vec![Ok(recovery()), Ok(recovery())]),
+            Some(&mut reviewer),
+        )
+        .unwrap();
+    assert!(matches!(outcome, Replanned::Rejected { .. }), "{outcome:?}");
+    goals
+        .replan(
+            &goal,
+            &mut Script::new(vec![Ok(apply(json!([]), "x"))]),
+            None,
+        )
+        .unwrap();
+    goals
+        .replan(
+            &goal,
+            &mut Script::new(vec![Err(FailureKind::TimedOut)]),
+            None,
+        )
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Exhausted);
+    let c = p.replan_consumption.unwrap();
+    assert_eq!((c.reviewer_rejection, c.planner_no_proposal), (1, 2));
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        json["replan_consumption"],
+        json!({ "reviewer_rejection": 1, "planner_no_proposal": 2 })
+    );
+    assert!(
+        p.reason
+            .contains("2 of 3 consumed replan(s) ended without a proposal"),
+        "{}",
+        p.reason
+    );
+}
+
+#[test]
+fn an_environment_failure_is_not_charged() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let outcome = goals
+        .replan(
+            &goal,
+            &mut Script::new(vec![Err(FailureKind::NotStarted)]),
+            None,
+        )
+        .unwrap();
+    assert!(
+        matches!(outcome, Replanned::Failed { charged: false, .. }),
+        "{outcome:?}"
+    );
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.replans.used, 0);
+    assert_eq!(p.status, Status::Eligible);
+    assert!(p.replan_consumption.is_none());
+    assert!(!p.plans[1].charged);
+}
+
+#[test]
+fn a_reviewer_revision_round_then_pass_leaves_a_receipt() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let mut planner = Script::new(vec![Ok(recovery()), Ok(recovery())]);
+    let requests = planner.requests.clone();
+    let mut reviewer = Script::new(vec![
+        Ok(json!({ "kind": "rejected", "feedback": "say since" })),
+        Ok(json!({ "kind": "passed" })),
+    ]);
+    let outcome = goals
+        .replan(&goal, &mut planner, Some(&mut reviewer))
+        .unwrap();
+    assert!(
+        matches!(outcome, Replanned::AwaitingReview { .. }),
+        "passed review still waits for a person"
+    );
+    assert_eq!(requests.borrow()[1]["feedback"][0]["feedback"], "say since");
+    let p = goals.show(&goal).unwrap();
+    let receipt = p.plans[1].receipt.as_ref().unwrap();
+    assert_eq!(
+        (
+            receipt.verdict.as_str(),
+            receipt.reviewer.as_str(),
+            receipt.round
+        ),
+        ("passed", "reviewer", 2)
+    );
+    assert_eq!(p.replans.used, 1, "revision rounds are one replan");
+}
+
+#[test]
+fn auto_apply_applies_a_valid_proposal() {
+    let world = World::new();
+    let mut file = goal_file();
+    file["replanning"]["auto_apply"] = json!(true);
+    let goal = world.create(&file);
+    fail_until_spent(&world, &goal, "notes");
+    let outcome = world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    assert!(
+        matches!(outcome, Replanned::Applied { generation: 1, .. }),
+        "{outcome:?}"
+    );
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(
+        p.plans[1].reason.as_deref(),
+        Some("applied by auto_apply as generation 1")
+    );
+}
+
+#[test]
+fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    let proposal = apply(
+        json!([
+            { "key": "a", "template": "notes-cached", "input": { "repo": "r" } },
+            { "key": "b", "template": "publish", "input": { "text": "${ work.a.output.notes }" } }
+        ]),
+        "b",
+    );
+    goals
+        .replan(&goal, &mut Script::new(vec![Ok(proposal)]), None)
+        .unwrap();
+    // An approval that died after materializing the first item.
+    let events = world.store.events(&goal).unwrap();
+    let last = events.last().unwrap().seq;
+    world
+        .store
+        .append(&goal, "plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" }), last)
+        .unwrap();
+    let a = lwir_goals::goal::work_id(&goal, "p1", "a");
+    world
+        .store
+        .append(&goal, "work.materialized", json!({
+            "work": a, "key": "a", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
+            "generation": 1, "after": [], "reads": {}, "input": { "repo": "r" }, "root": false
+        }), last + 1)
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::AwaitingReview);
+    assert_eq!(p.plans[1].status, "approved");
+    assert!(p.reason.contains("approve"), "{}", p.reason);
+    assert_eq!(goals.approve(&goal, "p1").unwrap(), 1);
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.generation, 1);
+    assert_eq!(p.generations.len(), 2);
+    let ids: Vec<&str> = p.work.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            a.as_str(),
+            lwir_goals::goal::work_id(&goal, "p1", "b").as_str()
+        ]
+    );
+    let names = world.event_names(&goal);
+    assert_eq!(
+        names.iter().filter(|n| *n == "work.materialized").count(),
+        3,
+        "{names:?}"
+    );
+    assert_eq!(names.iter().filter(|n| *n == "plan.applied").count(), 2);
+    // Approving once more changes nothing.
+    assert!(goals.approve(&goal, "p1").is_err());
+}
+
+#[test]
+fn conflicting_partial_work_fails_closed() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    goals
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    let last = world.store.events(&goal).unwrap().last().unwrap().seq;
+    world
+        .store
+        .append(&goal, "plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" }), last)
+        .unwrap();
+    let id = lwir_goals::goal::work_id(&goal, "p1", "notes_cached");
+    world
+        .store
+        .append(&goal, "work.materialized", json!({
+            "work": id, "key": "notes_cached", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
+            "generation": 1, "after": [], "reads": {}, "input": { "repo": "someone else's" }, "root": true
+        }), last + 1)
+        .unwrap();
+    let e = goals.approve(&goal, "p1").unwrap_err();
+    assert!(e.to_string().contains("other contents"), "{e}");
+    assert_eq!(goals.show(&goal).unwrap().generation, 0);
+}
+
+#[test]
+fn a_torn_last_line_is_dropped_and_the_history_reads_back() {
+    use std::io::Write;
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    world
+        .goals()
+        .report(&goal, "notes", &Report::Started)
+        .unwrap();
+    let log = world.store.goal_dir(&goal).join("events.jsonl");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(br#"{"seq":5,"time":"2026-12-01T00:00:00.000Z","event":"work.fai"#)
+        .unwrap();
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.status, Status::Running);
+    world
+        .goals()
+        .report(&goal, "notes", &Report::Failed("boom".into()))
+        .unwrap();
+    let events = world.store.events(&goal).unwrap();
+    assert_eq!(events.last().unwrap().seq, 5);
+    assert_eq!(events.last().unwrap().event, "work.failed");
+}
+
+#[test]
+fn a_goal_file_that_changed_on_disk_is_refused() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let path = world.store.goal_dir(&goal).join("goal.json");
+    let tampered = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"max_attempts\":2", "\"max_attempts\":99");
+    std::fs::write(&path, tampered).unwrap();
+    let e = world.goals().show(&goal).unwrap_err();
+    assert!(matches!(e, GoalError::Damaged { .. }), "{e}");
+}
+
+#[test]
+fn cancel_stops_the_goal_for_good() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let goals = world.goals();
+    goals
+        .cancel(&goal, Some("superseded by a new goal"))
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.status, Status::Cancelled);
+    let c = p.cancelled.unwrap();
+    assert_eq!(c.by, "tester");
+    assert!(!c.at.is_empty());
+    assert!(goals.next(&goal).unwrap().0.is_empty());
+    assert!(goals.report(&goal, "notes", &Report::Started).is_err());
+    assert!(goals.replan(&goal, &mut Script::new(vec![]), None).is_err());
+    assert!(goals.cancel(&goal, None).is_err());
+}
+
+#[test]
+fn the_wall_time_bound_exhausts_the_goal() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let p = world.goals_at(later).show(&goal).unwrap();
+    assert_eq!(p.status, Status::Exhausted);
+    assert!(p.reason.contains("wall time"), "{}", p.reason);
+    assert!(world.goals_at(later).next(&goal).unwrap().0.is_empty());
+}
+
+#[test]
+fn the_fingerprint_changes_with_what_a_scheduler_acts_on() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let goals = world.goals();
+    let a = goals.show(&goal).unwrap().fingerprint;
+    assert_eq!(
+        goals.show(&goal).unwrap().fingerprint,
+        a,
+        "stable when nothing changed"
+    );
+    goals.report(&goal, "notes", &Report::Started).unwrap();
+    assert_ne!(goals.show(&goal).unwrap().fingerprint, a);
+}
+
+#[test]
+fn a_drifted_planner_manifest_is_refused_and_not_charged() {
+    let world = World::new();
+    let goal = eligible(&world);
+    // The goal was created by another lwirc: its frozen manifest names that harness.
+    let log = world.store.goal_dir(&goal).join("events.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let harness = lwir_repair::manifest::harness_id();
+    std::fs::write(&log, text.replacen(&harness, "lwirc/0.0.1", 1)).unwrap();
+    let e = world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap_err();
+    assert!(matches!(e, GoalError::Drift(_)), "{e}");
+    assert!(e.to_string().contains("harnessId"), "{e}");
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.replans.used, 0);
+    assert_eq!(p.plans.len(), 1);
+}
