@@ -171,6 +171,9 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
 
     // Dependencies (invariant 2) and inputs (invariant 7).
     let mut depends: Vec<Vec<String>> = Vec::with_capacity(items.len());
+    // Every key an item names, valid or not: reachability follows them all, so that an
+    // item behind a misplaced `after` is not also reported unreachable.
+    let mut edges: Vec<Vec<String>> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let earlier: Vec<&str> = items[..i].iter().map(|x| x.key.as_str()).collect();
         let known = |k: &str| earlier.contains(&k) || active.iter().any(|a| a.key == k);
@@ -242,11 +245,16 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
             {
                 out.push(finding);
             }
-            for key in work_reads(node) {
+            let reads = work_reads(node);
+            edges.push(item.after.iter().chain(&reads).cloned().collect());
+            for key in reads {
                 if known(&key) && !deps.contains(&key) {
                     deps.push(key);
                 }
             }
+        }
+        if edges.len() == depends.len() {
+            edges.push(item.after.clone());
         }
         depends.push(deps);
     }
@@ -315,7 +323,7 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
                 if std::mem::replace(&mut reached[i], true) {
                     continue;
                 }
-                for dep in &depends[i] {
+                for dep in &edges[i] {
                     if let Some(&j) = index.get(dep.as_str()) {
                         stack.push(j);
                     }

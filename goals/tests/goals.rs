@@ -268,7 +268,7 @@ fn a_multi_item_plan_reads_its_dependencys_output() {
     let draft = p.work.iter().find(|w| w.key == "draft").unwrap();
     assert_eq!(
         post.after,
-        [draft.id.clone()],
+        std::slice::from_ref(&draft.id),
         "a `work.<key>` read is a dependency"
     );
 }
@@ -307,7 +307,11 @@ fn refused_with(proposal: Value, code: Code) -> Vec<lwir_spec::Finding> {
     assert_eq!(p.plans[1].status, "failed");
     assert_eq!(p.replan_consumption.unwrap().planner_no_proposal, 1);
     assert_eq!(
-        world.event_names(&goal).iter().filter(|e| *e == "plan.applied").count(),
+        world
+            .event_names(&goal)
+            .iter()
+            .filter(|e| *e == "plan.applied")
+            .count(),
         1,
         "only generation 0 was applied"
     );

@@ -48,6 +48,7 @@ pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
         .args(args)
         .current_dir(dir)
         .env_remove("LWIR_REGISTRY")
+        .env_remove("LWIR_GOALS")
         .env_remove("NO_COLOR")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,0 +1,512 @@
+//! `lwirc goal` as a user runs it: the shipped example from start to finish, findings in a
+//! goal file, a replan killed with SIGKILL, and many processes writing one goal at once.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A directory with a registry holding the two templates of `examples/goals/`.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for draft in [
+        "examples/issue-triage/draft.json",
+        "examples/goals/triage-lite.json",
+    ] {
+        let out = lwirc(
+            dir.path(),
+            &[
+                "register",
+                &root().join(draft).display().to_string(),
+                "-d",
+                &example("workflow.json"),
+            ],
+        );
+        assert_exit(&out, 0);
+    }
+    dir
+}
+
+fn goal_file() -> Value {
+    serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+        .unwrap()
+}
+
+fn create(dir: &Path, file: &Value) -> String {
+    let path = write_json(dir, "goal.json", file);
+    let out = lwirc(dir, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+fn show(dir: &Path, goal: &str) -> Value {
+    let out = lwirc(dir, &["goal", "show", goal, "--format", "json"]);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn report(dir: &Path, goal: &str, work: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["goal", "report", goal, work];
+    all.extend_from_slice(args);
+    lwirc(dir, &all)
+}
+
+fn planner(dir: &Path) -> String {
+    scripted_planner(&root().join("examples/goals/planner").display().to_string())
+}
+
+#[test]
+fn the_example_runs_to_success_and_keeps_both_roots() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = create(d, &goal_file());
+    assert!(goal.starts_with("triage-acme-w49-"), "{goal}");
+    // Again: the same id, nothing written.
+    let again = lwirc(
+        d,
+        &["goal", "create", &d.join("goal.json").display().to_string()],
+    );
+    assert_exit(&again, 0);
+    assert_eq!(stdout(&again).trim(), goal);
+    assert!(stderr(&again).contains("nothing was written"));
+
+    let next = lwirc(d, &["goal", "next", "triage-acme-w49"]);
+    assert_exit(&next, 0);
+    let next: Value = serde_json::from_slice(&next.stdout).unwrap();
+    assert_eq!(next[0]["key"], "triage");
+    assert_eq!(next[0]["input"], json!({ "repo": "acme/widgets" }));
+    let first = next[0]["id"].as_str().unwrap().to_owned();
+
+    assert_exit(&report(d, &goal, &first, &["started"]), 0);
+    assert_exit(
+        &report(d, &goal, &first, &["failed", "--error", "rate limited"]),
+        0,
+    );
+    assert_exit(
+        &report(
+            d,
+            &goal,
+            "triage",
+            &["failed", "--error", "rate limited again"],
+        ),
+        0,
+    );
+    let over = report(d, &goal, "triage", &["started"]);
+    assert_exit(&over, 1);
+    assert!(
+        stderr(&over).contains("2 of 2 attempt"),
+        "{}",
+        stderr(&over)
+    );
+    assert_eq!(show(d, &goal)["status"], "eligible");
+
+    let replan = lwirc(d, &["goal", "replan", &goal, "--planner", &planner(d)]);
+    assert_exit(&replan, 0);
+    assert_eq!(stdout(&replan).trim(), "p1");
+    assert!(
+        stderr(&replan).contains("waits for review"),
+        "{}",
+        stderr(&replan)
+    );
+    assert_eq!(show(d, &goal)["status"], "awaiting-review");
+
+    assert_exit(
+        &lwirc(d, &["goal", "approve", &goal, "p1", "--by", "alice"]),
+        0,
+    );
+    let p = show(d, &goal);
+    assert_eq!(p["generation"], 1);
+    assert_eq!(p["active_root"]["key"], "triage_lite");
+    let output = root()
+        .join("examples/goals/output.json")
+        .display()
+        .to_string();
+    assert_exit(
+        &report(d, &goal, "triage_lite", &["succeeded", "--output", &output]),
+        0,
+    );
+
+    let p = show(d, &goal);
+    assert_eq!(p["status"], "succeeded");
+    assert_eq!(p["attempts"], json!({ "used": 3, "max": 6 }));
+    assert_eq!(p["replans"], json!({ "used": 1, "max": 2 }));
+    assert_eq!(p["governed_work_ids"].as_array().unwrap().len(), 2);
+    assert_eq!(p["generations"].as_array().unwrap().len(), 2);
+    assert_eq!(p["plans"][1]["receipt"]["by"], "alice");
+    let old = &p["governed_work"][0];
+    assert_eq!(
+        (
+            old["key"].as_str(),
+            old["status"].as_str(),
+            old["attempts"].as_u64()
+        ),
+        (Some("triage"), Some("superseded"), Some(2))
+    );
+    assert!(p["fingerprint"].as_str().unwrap().starts_with("sha256:"));
+    assert!(p.get("replan_consumption").is_none());
+
+    let human = lwirc(d, &["goal", "show", &goal]);
+    assert_exit(&human, 0);
+    let text = stdout(&human);
+    assert!(text.contains("status: succeeded"), "{text}");
+    assert!(
+        text.contains("earlier generations (kept, not dispatched)"),
+        "{text}"
+    );
+    assert!(text.contains("attempt 2: rate limited again"), "{text}");
+    assert!(text.contains("receipt: passed by person alice"), "{text}");
+
+    let list = lwirc(d, &["goal", "list"]);
+    assert_exit(&list, 0);
+    assert!(stdout(&list).contains(&goal));
+    assert!(stdout(&list).contains("succeeded"));
+    let list = lwirc(d, &["goal", "list", "--format", "json"]);
+    let rows: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(rows[0]["status"], "succeeded");
+    assert_eq!(rows[0]["generation"], 1);
+}
+
+#[test]
+fn a_goal_file_with_problems_gets_every_finding_with_its_place() {
+    let dir = setup();
+    let d = dir.path();
+    let mut file = goal_file();
+    file["work"][0]["template"] = json!("triage-lit");
+    file["work"][0]["input"] = json!({ "repo": "${ goal.input.repository }" });
+    file["templates"]["triage"]["version"] =
+        json!("sha256:0000000000000000000000000000000000000000000000000000000000000000");
+    let path = write_json(d, "goal.json", &file);
+    let out = lwirc(d, &["goal", "create", &path, "--color", "never"]);
+    assert_exit(&out, 1);
+    let text = stdout(&out);
+    for code in ["LW1001", "LW1009", "LW207"] {
+        assert!(text.contains(code), "{code} missing in:\n{text}");
+    }
+    assert!(text.contains("did you mean `triage-lite`?"), "{text}");
+    assert!(text.contains("goal.json:"), "{text}");
+    let json = lwirc(d, &["goal", "create", &path, "--format", "json"]);
+    assert_exit(&json, 1);
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let pointers: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["pointer"].as_str().unwrap())
+        .collect();
+    assert!(pointers.contains(&"/work/0/template"), "{pointers:?}");
+    assert!(
+        pointers.contains(&"/templates/triage/version"),
+        "{pointers:?}"
+    );
+    assert!(
+        !d.join(".lwir/goals").exists(),
+        "nothing is written for a goal with errors"
+    );
+}
+
+/// Waits until `check` holds, for at most 20 s.
+fn wait_for(mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An eligible goal: its root failed twice.
+fn eligible(d: &Path) -> String {
+    let goal = create(d, &goal_file());
+    assert_exit(&report(d, &goal, "triage", &["failed", "--error", "e1"]), 0);
+    assert_exit(&report(d, &goal, "triage", &["failed", "--error", "e2"]), 0);
+    goal
+}
+
+#[test]
+fn a_replan_killed_with_sigkill_is_interrupted_charged_and_leaves_no_half_plan() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = eligible(d);
+    let slow = script(d, "slow.sh", "cat >/dev/null; exec sleep 5");
+    let mut child = command(d, &["goal", "replan", &goal, "--planner", &slow])
+        .spawn()
+        .unwrap();
+    wait_for(|| show(d, &goal)["status"] == "running");
+    // SIGKILL: no chance to record anything.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let p = show(d, &goal);
+    assert_eq!(p["plans"][1]["status"], "interrupted");
+    assert_eq!(p["replans"]["used"], 1, "the interrupted replan is charged");
+    assert_eq!(p["status"], "eligible");
+    assert_eq!(
+        p["governed_work_ids"].as_array().unwrap().len(),
+        1,
+        "no half-plan"
+    );
+    assert_eq!(p["replan_consumption"]["planner_no_proposal"], 1);
+
+    // The next replan records the interruption, then runs.
+    let out = lwirc(d, &["goal", "replan", &goal, "--planner", &planner(d)]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), "p2");
+    let log =
+        std::fs::read_to_string(d.join(".lwir/goals").join(&goal).join("events.jsonl")).unwrap();
+    let names: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let tail: Vec<&str> = names
+        .iter()
+        .rev()
+        .take(4)
+        .rev()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "plan.requested",
+            "plan.interrupted",
+            "plan.requested",
+            "plan.proposed"
+        ]
+    );
+}
+
+/// A goal whose root runs after eight independent items.
+fn wide_goal(d: &Path) -> String {
+    let mut file = goal_file();
+    let mut work = Vec::new();
+    for i in 0..8 {
+        work.push(json!({ "key": format!("k{i}"), "template": "triage-lite", "input": { "repo": "acme/widgets" } }));
+    }
+    work.push(
+        json!({ "key": "all", "template": "triage", "input": { "repo": "acme/widgets" },
+                      "after": (0..8).map(|i| format!("k{i}")).collect::<Vec<_>>() }),
+    );
+    file["work"] = Value::Array(work);
+    file["root"] = json!("all");
+    file["limits"] = json!({ "max_total_attempts": 40, "max_parallel": 8 });
+    create(d, &file)
+}
+
+fn spawn_all(d: &Path, runs: Vec<Vec<String>>) -> Vec<std::process::Output> {
+    let children: Vec<Child> = runs
+        .iter()
+        .map(|args| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            command(d, &args).stdout(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+#[test]
+fn eight_processes_reporting_at_once_lose_nothing() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = wide_goal(d);
+    let output = root()
+        .join("examples/goals/output.json")
+        .display()
+        .to_string();
+    for args in [vec!["started"], vec!["succeeded", "--output", &output]] {
+        let runs = (0..8)
+            .map(|i| {
+                let mut a = vec![
+                    "goal".to_owned(),
+                    "report".into(),
+                    goal.clone(),
+                    format!("k{i}"),
+                ];
+                a.extend(args.iter().map(|s| (*s).to_owned()));
+                a
+            })
+            .collect();
+        for out in spawn_all(d, runs) {
+            assert_exit(&out, 0);
+        }
+    }
+    let p = show(d, &goal);
+    assert_eq!(p["attempts"]["used"], 8);
+    let done = p["work"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["status"] == "succeeded")
+        .count();
+    assert_eq!(done, 8);
+    let log =
+        std::fs::read_to_string(d.join(".lwir/goals").join(&goal).join("events.jsonl")).unwrap();
+    let seqs: Vec<u64> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "no gaps, no repeats"
+    );
+
+    // Eight processes starting the same item: exactly one attempt begins.
+    let runs = (0..8)
+        .map(|_| {
+            vec![
+                "goal".into(),
+                "report".into(),
+                goal.clone(),
+                "all".into(),
+                "started".into(),
+            ]
+        })
+        .collect();
+    let codes: Vec<i32> = spawn_all(d, runs)
+        .iter()
+        .map(|o| o.status.code().unwrap())
+        .collect();
+    assert_eq!(codes.iter().filter(|&&c| c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|&&c| c == 1).count(), 7, "{codes:?}");
+    assert_eq!(show(d, &goal)["attempts"]["used"], 9);
+}
+
+#[test]
+fn two_concurrent_replans_make_exactly_one_planner_call() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = eligible(d);
+    let answer = root()
+        .join("examples/goals/planner/call-1.json")
+        .display()
+        .to_string();
+    let calls = d.join("calls");
+    let counting = script(
+        d,
+        "counting.sh",
+        &format!(
+            "cat >/dev/null; echo call >> '{}'; sleep 1; cat '{answer}'",
+            calls.display()
+        ),
+    );
+    let runs = (0..2)
+        .map(|_| {
+            vec![
+                "goal".into(),
+                "replan".into(),
+                goal.clone(),
+                "--planner".into(),
+                counting.clone(),
+            ]
+        })
+        .collect();
+    let outs = spawn_all(d, runs);
+    let mut codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap()).collect();
+    codes.sort_unstable();
+    assert_eq!(
+        codes,
+        [0, 1],
+        "{:?}",
+        outs.iter().map(stderr).collect::<Vec<_>>()
+    );
+    let refused = outs.iter().find(|o| o.status.code() == Some(1)).unwrap();
+    assert!(
+        stderr(refused).contains("not eligible"),
+        "{}",
+        stderr(refused)
+    );
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 1);
+    let p = show(d, &goal);
+    assert_eq!(p["replans"]["used"], 1);
+    assert_eq!(p["plans"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn hostile_planner_text_never_reaches_the_terminal_raw() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = eligible(d);
+    let answers = answers(
+        d,
+        &[json!({ "kind": "attention", "rationale": "stop\u{1b}[2J\u{1b}]0;owned\u{7} here" })],
+    );
+    let out = lwirc(
+        d,
+        &[
+            "goal",
+            "replan",
+            &goal,
+            "--planner",
+            &scripted_planner(&answers),
+        ],
+    );
+    assert_exit(&out, 1);
+    assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
+    let human = lwirc(d, &["goal", "show", &goal]);
+    assert!(!stdout(&human).contains('\u{1b}'));
+    assert!(
+        stdout(&human).contains("status: attention"),
+        "{}",
+        stdout(&human)
+    );
+    let retry = lwirc(d, &["goal", "retry", &goal, "p1"]);
+    assert_exit(&retry, 0);
+    assert_eq!(show(d, &goal)["status"], "eligible");
+}
+
+#[test]
+fn goal_commands_explain_what_is_wrong() {
+    let dir = setup();
+    let d = dir.path();
+    let missing = lwirc(d, &["goal", "show", "nope"]);
+    assert_exit(&missing, 1);
+    assert!(
+        stderr(&missing).contains("no goal `nope`"),
+        "{}",
+        stderr(&missing)
+    );
+    let goal = create(d, &goal_file());
+    let not_eligible = lwirc(d, &["goal", "replan", &goal, "--planner", "true"]);
+    assert_exit(&not_eligible, 1);
+    assert!(
+        stderr(&not_eligible).contains("not eligible"),
+        "{}",
+        stderr(&not_eligible)
+    );
+    assert!(
+        stderr(&not_eligible).contains("ready"),
+        "{}",
+        stderr(&not_eligible)
+    );
+    let no_output = report(d, &goal, "triage", &["succeeded"]);
+    assert_exit(&no_output, 1);
+    assert!(
+        stderr(&no_output).contains("--output"),
+        "{}",
+        stderr(&no_output)
+    );
+    let bad = write_json(d, "bad.json", &json!({ "summary": 5 }));
+    let refused = report(d, &goal, "triage", &["succeeded", "--output", &bad]);
+    assert_exit(&refused, 1);
+    assert!(stderr(&refused).contains("LW1012"), "{}", stderr(&refused));
+    let cancel = lwirc(d, &["goal", "cancel", &goal, "--reason", "wrong repo"]);
+    assert_exit(&cancel, 0);
+    let p = show(d, &goal);
+    assert_eq!(p["status"], "cancelled");
+    assert_eq!(p["cancelled"]["reason"], "wrong repo");
+    assert_exit(&lwirc(d, &["goal", "cancel", &goal]), 1);
+}
