@@ -55,7 +55,7 @@ fn report(dir: &Path, goal: &str, work: &str, args: &[&str]) -> std::process::Ou
     lwirc(dir, &all)
 }
 
-fn planner(dir: &Path) -> String {
+fn planner() -> String {
     scripted_planner(&root().join("examples/goals/planner").display().to_string())
 }
 
@@ -104,7 +104,7 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
     );
     assert_eq!(show(d, &goal)["status"], "eligible");
 
-    let replan = lwirc(d, &["goal", "replan", &goal, "--planner", &planner(d)]);
+    let replan = lwirc(d, &["goal", "replan", &goal, "--planner", &planner()]);
     assert_exit(&replan, 0);
     assert_eq!(stdout(&replan).trim(), "p1");
     assert!(
@@ -250,7 +250,7 @@ fn a_replan_killed_with_sigkill_is_interrupted_charged_and_leaves_no_half_plan()
     assert_eq!(p["replan_consumption"]["planner_no_proposal"], 1);
 
     // The next replan records the interruption, then runs.
-    let out = lwirc(d, &["goal", "replan", &goal, "--planner", &planner(d)]);
+    let out = lwirc(d, &["goal", "replan", &goal, "--planner", &planner()]);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), "p2");
     let log =
