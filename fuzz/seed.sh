@@ -41,6 +41,11 @@ while IFS= read -r s; do
     put expr "$scratch/expr"
 done < <(cd "$root" && grep -rhoE '"[^"]*\$\{[^"]*"' corpus/cases examples | sed 's/^"//; s/"$//' | sort -u)
 
+# Goal files and proposals: the goal corpus and the goal example.
+while IFS= read -r f; do
+    put goal "$root/$f"
+done < <(cd "$root" && find goals/tests/corpus examples/goals -type f -name '*.json' -size -"$max"c | sort)
+
 for target_dir in "$fuzz"/seeds/*/; do
     target=$(basename "$target_dir")
     for f in "$target_dir"*; do
@@ -48,6 +53,6 @@ for target_dir in "$fuzz"/seeds/*/; do
     done
 done
 
-for target in reader expr answer canon fixes; do
+for target in reader expr answer canon fixes goal; do
     echo "corpus/$target: $(find "$corpus/$target" -type f | wc -l) inputs"
 done

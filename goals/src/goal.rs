@@ -938,6 +938,7 @@ impl Goals<'_> {
             let request = serde_json::json!({
                 "kind": "review",
                 "protocol": lwir_repair::protocol::PROTOCOL,
+                "call": round,
                 "goal": goal_summary(&loaded),
                 "plan": plan_id,
                 "round": round,

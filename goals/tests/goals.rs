@@ -897,3 +897,60 @@ fn a_drifted_planner_manifest_is_refused_and_not_charged() {
     assert_eq!(p.replans.used, 0);
     assert_eq!(p.plans.len(), 1);
 }
+
+/// A validator of `#/$defs/{def}` of the planner protocol's schema.
+fn protocol(def: &str) -> jsonschema::Validator {
+    let mut schema: Value =
+        serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
+    let root = schema.as_object_mut().unwrap();
+    root.remove("oneOf");
+    root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+#[test]
+fn replan_and_review_requests_satisfy_the_protocol_schema() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let mut planner = Script::new(vec![Ok(recovery()), Ok(recovery())]);
+    let mut reviewer = Script::new(vec![
+        Ok(json!({ "kind": "rejected", "feedback": "more" })),
+        Ok(json!({ "kind": "passed" })),
+    ]);
+    let (asked, reviewed) = (planner.requests.clone(), reviewer.requests.clone());
+    world
+        .goals()
+        .replan(&goal, &mut planner, Some(&mut reviewer))
+        .unwrap();
+    let replan = protocol("replan_request");
+    let review = protocol("review_request");
+    for request in asked.borrow().iter() {
+        let errors: Vec<String> = replan.iter_errors(request).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    for request in reviewed.borrow().iter() {
+        let errors: Vec<String> = review.iter_errors(request).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    assert_eq!(asked.borrow()[1]["call"], 2);
+    // The answers too: the example's proposal, a review verdict, an attention.
+    let answer = protocol("answer");
+    let example: Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/goals/planner/call-1.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    for a in [
+        example,
+        recovery(),
+        attention("why"),
+        json!({ "kind": "passed" }),
+        json!({ "kind": "rejected", "feedback": "f" }),
+    ] {
+        assert!(answer.is_valid(&a), "{a}");
+    }
+    assert!(!answer.is_valid(&json!({ "kind": "rejected" })));
+}
