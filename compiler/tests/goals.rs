@@ -510,3 +510,81 @@ fn goal_commands_explain_what_is_wrong() {
     assert_eq!(p["cancelled"]["reason"], "wrong repo");
     assert_exit(&lwirc(d, &["goal", "cancel", &goal]), 1);
 }
+
+#[test]
+fn an_exhausted_goal_says_why_in_show_list_and_json_alike() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = eligible(d);
+    let answers = answers(
+        d,
+        &[json!({ "kind": "attention", "rationale": "no template reads a cache" })],
+    );
+    let give_up = scripted_planner(&answers);
+    for plan in ["p1", "p2"] {
+        let out = lwirc(d, &["goal", "replan", &goal, "--planner", &give_up]);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains("ended in attention"),
+            "{}",
+            stderr(&out)
+        );
+        if plan == "p1" {
+            assert_exit(&lwirc(d, &["goal", "retry", &goal, plan]), 0);
+        }
+    }
+    let p = show(d, &goal);
+    assert_eq!(p["status"], "exhausted");
+    assert_eq!(
+        p["replan_consumption"],
+        json!({ "reviewer_rejection": 0, "planner_no_proposal": 2 })
+    );
+    let reason = p["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the replan budget is spent (2 of 2 replans used)"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(
+            "the latest plan p2: the planner asked for attention: no template reads a cache"
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("2 of 2 consumed replan(s) ended without a proposal from the planner"),
+        "{reason}"
+    );
+
+    let human = stdout(&lwirc(d, &["goal", "show", &goal]));
+    assert!(human.contains("status: exhausted"), "{human}");
+    assert!(human.contains(&format!("reason: {reason}")), "{human}");
+    assert!(
+        human.contains("replan consumption: reviewer_rejection 0, planner_no_proposal 2"),
+        "{human}"
+    );
+    let list = stdout(&lwirc(d, &["goal", "list"]));
+    assert!(
+        list.contains("reviewer_rejection 0, planner_no_proposal 2"),
+        "{list}"
+    );
+    assert!(list.contains(reason), "{list}");
+    let rows: Value =
+        serde_json::from_slice(&lwirc(d, &["goal", "list", "--format", "json"]).stdout).unwrap();
+    assert_eq!(rows[0]["replan_consumption"], p["replan_consumption"]);
+    assert_eq!(rows[0]["reason"], p["reason"]);
+    // Each replan is its own planner session, with its own manifest.
+    let plan_log = std::fs::read_to_string(
+        d.join(".lwir/goals")
+            .join(&goal)
+            .join("plans/p1/events.jsonl"),
+    )
+    .unwrap();
+    let started: Value = serde_json::from_str(plan_log.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(started["event"], "plan.session.started");
+    assert!(
+        started["data"]["manifest"]["outerLoopContextHash"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+}

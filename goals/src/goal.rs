@@ -849,6 +849,14 @@ impl Goals<'_> {
         };
         for round in 1..=rounds {
             let request = self.replan_request(&loaded, &plan_id, round, &feedback);
+            if round == 1 {
+                // The planner session of this replan: its own manifest, with the hash of the
+                // prior cycles' context it is given.
+                log.append(
+                    "plan.session.started",
+                    serde_json::json!({ "manifest": request["manifest"], "planner": planner.describe() }),
+                )?;
+            }
             let bytes = serde_json::to_vec(&request).unwrap_or_default();
             log.put(&format!("request-{round}"), &bytes)?;
             let env = [
