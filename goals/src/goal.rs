@@ -649,6 +649,14 @@ impl Goals<'_> {
                         view.key
                     )));
                 }
+                (Report::Started, WorkStatus::Ready)
+                    if running_count(&projection) >= loaded.file.limits.max_parallel =>
+                {
+                    return Err(GoalError::Refused(format!(
+                        "work `{work}` ({}) cannot start: {} item(s) are running, the goal's max_parallel",
+                        view.key, loaded.file.limits.max_parallel
+                    )));
+                }
                 (Report::Started, WorkStatus::Ready) => (
                     "work.started",
                     GoalEvent::Started(events::Started {
@@ -687,6 +695,12 @@ impl Goals<'_> {
                         ),
                         Report::Started => unreachable!("matched above"),
                     }
+                }
+                (_, _) if projection.status == Status::Exhausted => {
+                    return Err(GoalError::Refused(format!(
+                        "work `{work}` ({}) cannot take a new attempt: the goal is exhausted — {}",
+                        view.key, projection.reason
+                    )));
                 }
                 (_, status) => {
                     let why = match status {
@@ -842,7 +856,16 @@ impl Goals<'_> {
                         seq = e.seq;
                         return Ok(());
                     }
-                    Err(StoreError::Conflict { found, .. }) => seq = found,
+                    Err(StoreError::Conflict { found, .. }) => {
+                        // Someone else wrote: only a cancellation can have come in now.
+                        let events = self.store.events(id)?;
+                        if events.iter().any(|e| e.event == "goal.cancelled") {
+                            return Err(GoalError::Refused(format!(
+                                "goal `{id}` was cancelled while it was being replanned; nothing more is recorded"
+                            )));
+                        }
+                        seq = found;
+                    }
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -1350,6 +1373,7 @@ impl Goals<'_> {
     fn apply(&self, id: &str, plan: &str, by: &str) -> Result<u32, GoalError> {
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
+            refuse_if_cancelled(&loaded)?;
             let Some(p) = loaded.fold.plan(plan) else {
                 return Err(GoalError::Refused(format!(
                     "goal `{id}` has no plan `{plan}`"
@@ -1555,6 +1579,7 @@ impl Goals<'_> {
     /// `goal approve`: a person's approval of a pending plan; applies it.
     pub fn approve(&self, id: &str, plan: &str) -> Result<u32, GoalError> {
         let loaded = self.load(id)?;
+        refuse_if_cancelled(&loaded)?;
         let projection = self.project(&loaded);
         let Some(view) = projection.plans.iter().find(|p| p.id == plan) else {
             return Err(GoalError::Refused(format!(
@@ -1598,6 +1623,7 @@ impl Goals<'_> {
     /// replan.
     pub fn reject(&self, id: &str, plan: &str, feedback: &str) -> Result<(), GoalError> {
         let loaded = self.load(id)?;
+        refuse_if_cancelled(&loaded)?;
         let projection = self.project(&loaded);
         let Some(view) = projection.plans.iter().find(|p| p.id == plan) else {
             return Err(GoalError::Refused(format!(
@@ -1630,6 +1656,7 @@ impl Goals<'_> {
     /// `goal retry`: an operator asks for another replan after plan `plan`'s attention.
     pub fn retry(&self, id: &str, plan: &str) -> Result<(), GoalError> {
         let loaded = self.load(id)?;
+        refuse_if_cancelled(&loaded)?;
         let projection = self.project(&loaded);
         if projection.status != Status::Attention {
             return Err(GoalError::Refused(format!(
@@ -1779,6 +1806,26 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
         "message": f.message,
         "help": f.help,
     })
+}
+
+/// How many items of the active generation are running.
+fn running_count(projection: &Projection) -> u32 {
+    projection
+        .work
+        .iter()
+        .filter(|w| w.status == WorkStatus::Running)
+        .count() as u32
+}
+
+/// A cancelled goal takes no more decisions.
+fn refuse_if_cancelled(loaded: &Loaded) -> Result<(), GoalError> {
+    match &loaded.fold.cancelled {
+        Some((c, at)) => Err(GoalError::Refused(format!(
+            "goal `{}` was cancelled by {} at {at}; nothing more is applied or replanned",
+            loaded.id, c.by
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn busy(id: &str) -> GoalError {

@@ -954,3 +954,87 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     }
     assert!(!answer.is_valid(&json!({ "kind": "rejected" })));
 }
+
+/// A planner that cancels the goal while it "thinks", then proposes.
+struct Cancelling<'a> {
+    world: &'a World,
+    goal: String,
+}
+
+impl lwir_goals::agent::Agent for Cancelling<'_> {
+    fn describe(&self) -> String {
+        "cancelling".into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
+        self.world
+            .goals()
+            .cancel(&self.goal, Some("mid-replan"))
+            .unwrap();
+        Ok(serde_json::to_vec(&recovery()).unwrap())
+    }
+}
+
+#[test]
+fn a_goal_cancelled_during_a_replan_applies_nothing() {
+    let world = World::new();
+    let mut file = goal_file();
+    file["replanning"]["auto_apply"] = json!(true);
+    let goal = world.create(&file);
+    fail_until_spent(&world, &goal, "notes");
+    let mut planner = Cancelling {
+        world: &world,
+        goal: goal.clone(),
+    };
+    let e = world.goals().replan(&goal, &mut planner, None).unwrap_err();
+    assert!(e.to_string().contains("cancelled"), "{e}");
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.status, Status::Cancelled);
+    assert_eq!(p.generation, 0);
+    assert_eq!(p.governed_work_ids.len(), 1);
+    assert!(world.goals().approve(&goal, "p1").is_err());
+}
+
+#[test]
+fn starts_beyond_max_parallel_and_attempts_of_an_exhausted_goal_are_refused() {
+    let world = World::new();
+    let mut file = goal_file();
+    file["work"] = json!([
+        { "key": "a", "template": "notes", "input": { "repo": "r" } },
+        { "key": "b", "template": "notes", "input": { "repo": "r" } },
+        { "key": "c", "template": "notes-cached", "after": ["a", "b"], "input": { "repo": "r" } }
+    ]);
+    file["root"] = json!("c");
+    file["limits"] = json!({ "max_total_attempts": 3, "max_parallel": 1 });
+    let goal = world.create(&file);
+    let goals = world.goals();
+    assert_eq!(
+        goals.next(&goal).unwrap().0.len(),
+        1,
+        "next hands out at most max_parallel"
+    );
+    goals.report(&goal, "a", &Report::Started).unwrap();
+    let e = goals.report(&goal, "b", &Report::Started).unwrap_err();
+    assert!(e.to_string().contains("max_parallel"), "{e}");
+    goals
+        .report(&goal, "a", &Report::Failed("x".into()))
+        .unwrap();
+    goals
+        .report(&goal, "a", &Report::Failed("y".into()))
+        .unwrap();
+    goals
+        .report(&goal, "b", &Report::Failed("z".into()))
+        .unwrap();
+    let p = goals.show(&goal).unwrap();
+    assert_eq!(p.attempts.used, 3);
+    let e = goals.report(&goal, "b", &Report::Started).unwrap_err();
+    assert!(
+        e.to_string().contains("attempt budget is spent (3 of 3"),
+        "{e}"
+    );
+}
