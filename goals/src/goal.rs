@@ -911,13 +911,11 @@ impl Goals<'_> {
             log.put(&format!("answer-{round}"), &answer)?;
             let proposal = match self.read_answer(&loaded, answer) {
                 Answer::Attention(rationale) => {
-                    let data = GoalEvent::Attention(events::Attention {
-                        plan: plan_id.clone(),
-                        rationale: rationale.clone(),
-                        from: "planner".into(),
-                    })
-                    .data();
-                    append("plan.attention", data, &mut log)?;
+                    append(
+                        "plan.attention",
+                        attention(&plan_id, &rationale, "planner"),
+                        &mut log,
+                    )?;
                     return Ok(Replanned::Attention {
                         plan: plan_id,
                         rationale,
@@ -1021,13 +1019,11 @@ impl Goals<'_> {
                 "passed" => break,
                 "attention" => {
                     let rationale = text.unwrap_or_default();
-                    let data = GoalEvent::Attention(events::Attention {
-                        plan: plan_id.clone(),
-                        rationale: rationale.clone(),
-                        from: "reviewer".into(),
-                    })
-                    .data();
-                    append("plan.attention", data, &mut log)?;
+                    append(
+                        "plan.attention",
+                        attention(&plan_id, &rationale, "reviewer"),
+                        &mut log,
+                    )?;
                     return Ok(Replanned::Attention {
                         plan: plan_id,
                         rationale,
@@ -1806,6 +1802,16 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
         "message": f.message,
         "help": f.help,
     })
+}
+
+/// The data of `plan.attention`.
+fn attention(plan: &str, rationale: &str, from: &str) -> serde_json::Value {
+    GoalEvent::Attention(events::Attention {
+        plan: plan.to_owned(),
+        rationale: rationale.to_owned(),
+        from: from.to_owned(),
+    })
+    .data()
 }
 
 /// How many items of the active generation are running.
