@@ -588,3 +588,45 @@ fn an_exhausted_goal_says_why_in_show_list_and_json_alike() {
             .starts_with("sha256:")
     );
 }
+
+#[test]
+fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::write(d.join("bad.json"), "{\"goal\": \"x\", bad").unwrap();
+    let out = lwirc(d, &["goal", "create", "bad.json", "--color", "never"]);
+    assert_exit(&out, 1);
+    assert!(stdout(&out).contains("bad.json:1:15"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("OutOfBounds"), "{}", stdout(&out));
+
+    let goal = eligible(d);
+    let answers = answers(
+        d,
+        &[json!({ "kind": "apply", "root": "x",
+                  "items": [ { "key": "x", "template": "triage-heavy", "input": { "repo": "acme/widgets" } } ] })],
+    );
+    let out = lwirc(
+        d,
+        &[
+            "goal",
+            "replan",
+            &goal,
+            "--planner",
+            &scripted_planner(&answers),
+            "--color",
+            "never",
+        ],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("LW1001"), "{err}");
+    assert!(err.contains("plan p1 (the planner's answer)"), "{err}");
+    assert!(err.contains("the replan is spent"), "{err}");
+    let findings = std::fs::read_to_string(
+        d.join(".lwir/goals")
+            .join(&goal)
+            .join("plans/p1/findings.json"),
+    )
+    .unwrap();
+    assert!(findings.contains("LW1001"), "{findings}");
+}

@@ -341,6 +341,8 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
         } => {
             let source = read_source(&file).map_err(io)?;
             let name = source.name.clone();
+            // Kept to show reader findings of a file that is not JSON at all.
+            let bytes = source.bytes.clone();
             match goals.create(source.bytes) {
                 Ok(created) => {
                     if !created.warnings.is_empty() {
@@ -368,7 +370,7 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                                 &findings,
                                 File {
                                     name: &name,
-                                    bytes: &[],
+                                    bytes: &bytes,
                                     document: None,
                                 },
                             );
