@@ -1415,7 +1415,14 @@ impl Goals<'_> {
                             item.template, entry.version, t.version
                         ),
                     )),
-                    Err(e @ TemplateError::Unavailable { .. }) => return Err(e.into()),
+                    // A registry that cannot be read, or that lacks the version (the wrong --registry,
+                    // say), is the environment's failure: nothing is recorded and the plan stays pending.
+                    Err(
+                        e @ (TemplateError::Unavailable { .. }
+                        | TemplateError::NotRegistered { .. }),
+                    ) => {
+                        return Err(e.into());
+                    }
                     Err(e) => findings.push(Finding::new(
                         Code::TemplateDigestMismatch,
                         at,

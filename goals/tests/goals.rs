@@ -1038,3 +1038,22 @@ fn starts_beyond_max_parallel_and_attempts_of_an_exhausted_goal_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn approving_against_a_registry_without_the_template_records_nothing() {
+    let world = World::new();
+    let goal = eligible(&world);
+    let goals = world.goals();
+    goals
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    world.catalog.missing.borrow_mut().push(NOTES_CACHED.into());
+    let before = world.store.events(&goal).unwrap().len();
+    let e = goals.approve(&goal, "p1").unwrap_err();
+    assert!(matches!(e, GoalError::Templates(_)), "{e}");
+    // The person's approval is recorded; nothing else is, and the plan can be applied
+    // once the registry is the right one.
+    assert_eq!(world.store.events(&goal).unwrap().len(), before + 1);
+    world.catalog.missing.borrow_mut().clear();
+    assert_eq!(goals.approve(&goal, "p1").unwrap(), 1);
+}

@@ -28,6 +28,8 @@ pub const NO_INTERFACE: &str =
 #[derive(Default)]
 pub struct Catalog {
     pub tampered: RefCell<Vec<String>>,
+    /// Versions this registry does not have (another `--registry`, say).
+    pub missing: RefCell<Vec<String>>,
 }
 
 fn notes_input() -> Value {
@@ -53,6 +55,12 @@ impl Templates for Catalog {
             return Err(TemplateError::Corrupt {
                 version: version.into(),
                 detail: "objects/sha256/… does not hash to its name".into(),
+            });
+        }
+        if self.missing.borrow().iter().any(|v| v == version) {
+            return Err(TemplateError::NotRegistered {
+                version: version.into(),
+                registry: "another registry".into(),
             });
         }
         let (workflow, input, output) = match version {
