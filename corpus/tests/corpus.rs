@@ -249,10 +249,11 @@ fn every_code_is_covered() {
         // tests cover each of them. Planner codes are about the planner process and the
         // repair loop (`lwirc repair`/`compile`), covered by the compiler's repair tests.
         // Goal codes are about goal files and replan proposals: `goals/tests/corpus/` has
-        // their fixtures, checked the same way by `goals/tests/corpus.rs`.
+        // their fixtures, checked the same way by `goals/tests/corpus.rs`. Runner codes are
+        // about runner processes, covered by the goals' run tests.
         if matches!(
             code.validator(),
-            Validator::Drift | Validator::Planner | Validator::Goal
+            Validator::Drift | Validator::Planner | Validator::Goal | Validator::Runner
         ) {
             continue;
         }

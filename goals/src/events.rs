@@ -57,6 +57,10 @@ pub struct Started {
     pub work: String,
     /// The attempt, 1 for the first.
     pub attempt: u32,
+    /// Whether `goal run` (or `goal serve`) dispatched it to a runner, which it then
+    /// watches; `false` for a start an external runtime reported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dispatched: bool,
 }
 
 /// `work.succeeded`: an attempt succeeded with an output.
@@ -82,6 +86,10 @@ pub struct Failed {
     /// Whether the attempt was cut short (its runner or lwirc killed) rather than failing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The finding code of a failure lwirc saw itself (a runner that timed out, an output
+    /// that breaks the schema: LW1012–LW1018).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 /// `plan.requested`: a replan began (the slot is charged from here).

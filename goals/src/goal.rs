@@ -130,12 +130,22 @@ pub struct Unresolved {
 /// What a runtime reports of a work item.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Report {
-    /// An attempt started.
+    /// An attempt started (an external runtime's).
     Started,
+    /// An attempt started that this process dispatched to a runner and watches.
+    Dispatched,
     /// The attempt succeeded with this output.
     Succeeded(serde_json::Value),
     /// The attempt failed with this error.
     Failed(String),
+    /// The attempt failed in a way lwirc saw itself: a runner finding, an output that
+    /// breaks the schema.
+    FailedWith {
+        /// Its code (LW1012–LW1018).
+        code: Code,
+        /// What happened.
+        message: String,
+    },
 }
 
 /// How a replan ended.
@@ -604,7 +614,10 @@ impl Goals<'_> {
                     }
                 )));
             };
-            if let Some(c) = &projection.cancelled {
+            // An attempt in flight is still recorded when it ends; nothing new starts.
+            if let Some(c) = &projection.cancelled
+                && item.running().is_none()
+            {
                 return Err(GoalError::Refused(format!(
                     "goal `{id}` was cancelled by {} at {}; nothing more is recorded",
                     c.by, c.at
@@ -642,14 +655,14 @@ impl Goals<'_> {
                         view.key
                     )));
                 }
-                (Report::Started, WorkStatus::Running) => {
+                (Report::Started | Report::Dispatched, WorkStatus::Running) => {
                     return Err(GoalError::Refused(format!(
                         "attempt {} of work `{work}` ({}) is already running; report it succeeded or failed first",
                         running.unwrap_or(0),
                         view.key
                     )));
                 }
-                (Report::Started, WorkStatus::Ready)
+                (Report::Started | Report::Dispatched, WorkStatus::Ready)
                     if running_count(&projection) >= loaded.file.limits.max_parallel =>
                 {
                     return Err(GoalError::Refused(format!(
@@ -657,16 +670,17 @@ impl Goals<'_> {
                         view.key, loaded.file.limits.max_parallel
                     )));
                 }
-                (Report::Started, WorkStatus::Ready) => (
+                (Report::Started | Report::Dispatched, WorkStatus::Ready) => (
                     "work.started",
                     GoalEvent::Started(events::Started {
                         work: work.to_owned(),
                         attempt: view.attempts + 1,
+                        dispatched: *report == Report::Dispatched,
                     })
                     .data(),
                 ),
                 (
-                    Report::Succeeded(_) | Report::Failed(_),
+                    Report::Succeeded(_) | Report::Failed(_) | Report::FailedWith { .. },
                     WorkStatus::Running | WorkStatus::Ready,
                 ) => {
                     let attempt = running.unwrap_or(view.attempts + 1);
@@ -690,10 +704,22 @@ impl Goals<'_> {
                                 attempt,
                                 error: error.clone(),
                                 interrupted: false,
+                                code: None,
                             })
                             .data(),
                         ),
-                        Report::Started => unreachable!("matched above"),
+                        Report::FailedWith { code, message } => (
+                            "work.failed",
+                            GoalEvent::Failed(events::Failed {
+                                work: work.to_owned(),
+                                attempt,
+                                error: message.clone(),
+                                interrupted: false,
+                                code: Some(code.as_str().to_owned()),
+                            })
+                            .data(),
+                        ),
+                        Report::Started | Report::Dispatched => unreachable!("matched above"),
                     }
                 }
                 (_, _) if projection.status == Status::Exhausted => {
@@ -745,7 +771,7 @@ impl Goals<'_> {
         Err(busy(id))
     }
 
-    fn check_output(
+    pub(crate) fn check_output(
         &self,
         loaded: &Loaded,
         template: &str,
@@ -1147,8 +1173,12 @@ impl Goals<'_> {
             .iter()
             .flat_map(|item| {
                 item.attempts.iter().filter_map(move |a| match &a.state {
-                    projection::AttemptState::Failed { error, interrupted } => {
-                        Some(serde_json::json!({
+                    projection::AttemptState::Failed {
+                        error,
+                        interrupted,
+                        code,
+                    } => {
+                        let mut failure = serde_json::json!({
                             "work": item.spec.work,
                             "key": item.spec.key,
                             "template": item.spec.template,
@@ -1156,7 +1186,11 @@ impl Goals<'_> {
                             "attempt": a.n,
                             "error": error,
                             "interrupted": interrupted,
-                        }))
+                        });
+                        if let Some(code) = code {
+                            failure["code"] = code.as_str().into();
+                        }
+                        Some(failure)
                     }
                     _ => None,
                 })

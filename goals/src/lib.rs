@@ -17,6 +17,8 @@
 //! | [`projection`] | the state computed from the events |
 //! | [`resolve`] | a work item's input, evaluated |
 //! | [`agent`] | planners and reviewers (external commands) |
+//! | [`runner`] | runners: the `lwir-runner/1` protocol, answers read strictly |
+//! | [`run`] | driving a goal: dispatch, record, retry, replan (`goal run`, `goal serve`) |
 //! | [`goal`] | the operations of `lwirc goal` |
 //!
 //! The goal file, the events, the replan and review requests and the invariants are
@@ -30,6 +32,8 @@ pub mod file;
 pub mod goal;
 pub mod projection;
 pub mod resolve;
+pub mod run;
+pub mod runner;
 pub mod store;
 
 pub use goal::{GoalError, Goals};

@@ -20,6 +20,8 @@ pub struct Attempt {
     pub n: u32,
     /// Where it stands.
     pub state: AttemptState,
+    /// Whether `goal run`/`goal serve` dispatched it (and so watches it).
+    pub dispatched: bool,
 }
 
 /// An attempt's state.
@@ -35,6 +37,8 @@ pub enum AttemptState {
         error: String,
         /// Whether it was an interruption.
         interrupted: bool,
+        /// The code of a failure lwirc saw itself.
+        code: Option<String>,
     },
 }
 
@@ -248,6 +252,7 @@ impl Fold {
                 item.attempts.push(Attempt {
                     n: e.attempt,
                     state: AttemptState::Running,
+                    dispatched: e.dispatched,
                 });
                 self.attempts_used += 1;
             }
@@ -260,6 +265,7 @@ impl Fold {
                 AttemptState::Failed {
                     error: e.error,
                     interrupted: e.interrupted,
+                    code: e.code,
                 },
             )?,
             GoalEvent::Requested(e) => {
@@ -361,7 +367,11 @@ impl Fold {
             Some(_) => return Err(format!("attempt {attempt} of `{work}` ended twice")),
             None => {
                 // Reported without a start: the attempt begins and ends here.
-                item.attempts.push(Attempt { n: attempt, state });
+                item.attempts.push(Attempt {
+                    n: attempt,
+                    state,
+                    dispatched: false,
+                });
                 self.attempts_used += 1;
             }
         }
@@ -691,10 +701,14 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
                 .attempts
                 .iter()
                 .filter_map(|a| match &a.state {
-                    AttemptState::Failed { error, interrupted } => Some(if *interrupted {
-                        format!("attempt {} interrupted: {error}", a.n)
-                    } else {
-                        format!("attempt {}: {error}", a.n)
+                    AttemptState::Failed {
+                        error,
+                        interrupted,
+                        code,
+                    } => Some(match (interrupted, code) {
+                        (true, _) => format!("attempt {} interrupted: {error}", a.n),
+                        (false, Some(code)) => format!("attempt {} ({code}): {error}", a.n),
+                        (false, None) => format!("attempt {}: {error}", a.n),
                     }),
                     _ => None,
                 })

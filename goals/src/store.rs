@@ -76,6 +76,19 @@ pub trait PlanLog {
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError>;
 }
 
+/// Held while one process (`goal run`, or `goal serve` for one step) drives a goal and
+/// watches the runners it dispatched; released when dropped, or when the process dies.
+pub struct RunGuard {
+    _held: Box<dyn std::any::Any + Send>,
+}
+
+impl RunGuard {
+    /// A guard holding `held` (a locked file, a database session, …) until it is dropped.
+    pub fn new(held: Box<dyn std::any::Any + Send>) -> Self {
+        Self { _held: held }
+    }
+}
+
 /// A place goals are kept.
 pub trait Store {
     /// Where the store is, for messages.
@@ -105,6 +118,9 @@ pub trait Store {
     fn plan_in_progress(&self, goal: &str, plan: &str) -> Result<bool, StoreError>;
     /// One file of a plan, as [`PlanLog::put`] stored it.
     fn plan_file(&self, goal: &str, plan: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Takes the run lock of `goal` without waiting; [`StoreError::Busy`] when another
+    /// process drives it.
+    fn lock_run(&self, goal: &str) -> Result<RunGuard, StoreError>;
 }
 
 /// Goals in a directory.
@@ -276,7 +292,28 @@ impl Store for Directory {
             Err(e) => Err(io(&path, e)),
         }
     }
+
+    fn lock_run(&self, goal: &str) -> Result<RunGuard, StoreError> {
+        let dir = self.goal_dir(checked("goal", goal)?);
+        let path = dir.join(RUN_LOCK);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(RunGuard::new(Box::new(file))),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Busy {
+                what: format!("goal `{goal}` (another `lwirc goal run` or `goal serve` drives it)"),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(io(&path, e)),
+        }
+    }
 }
+
+/// The name of the run lock in a goal's directory.
+pub const RUN_LOCK: &str = "run.lock";
 
 struct DirectoryPlan {
     dir: PathBuf,

@@ -34,6 +34,8 @@ pub enum Validator {
     Pipeline,
     /// Goal files and replan proposals (`lwirc goal`).
     Goal,
+    /// Runners of a goal's work (`lwirc goal run`, protocol `lwir-runner/1`).
+    Runner,
 }
 
 impl Validator {
@@ -51,6 +53,7 @@ impl Validator {
             Validator::Planner => "planner",
             Validator::Pipeline => "pipeline",
             Validator::Goal => "goal",
+            Validator::Runner => "runner",
         }
     }
 }
@@ -2001,6 +2004,123 @@ code_table! {
     /// ## Fix safety
     /// No automatic fix.
     WorkOutputMismatch = "LW1012", "work-output-mismatch", Goal, Error, Stable;
+
+    /// A runner could not be started.
+    ///
+    /// ## What it does
+    /// `lwirc goal run` starts the `--runner` command once per attempt, without a shell (the
+    /// planner's rules: `lwir-spec/README.md` §8.1). Reported, and recorded as the attempt's
+    /// failure, when the program does not exist or is not executable.
+    ///
+    /// ## Why it matters
+    /// The attempt counts against the template's ceiling and the goal's budget like any
+    /// failed attempt: lwirc never pretends a step ran.
+    ///
+    /// ## Example
+    /// Bad: `--runner 'runners/run.sh'` where the script is not executable.
+    ///
+    /// Good: `chmod +x runners/run.sh`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal; fix the command.
+    RunnerNotStarted = "LW1013", "runner-not-started", Runner, Error, Stable;
+
+    /// A runner exited with a non-zero status or was killed by a signal.
+    ///
+    /// ## What it does
+    /// An attempt's answer is read only from a runner that exits with status 0. Any other
+    /// exit is this finding, with the end of what the runner wrote on standard error, recorded
+    /// as the attempt's failure.
+    ///
+    /// ## Why it matters
+    /// A runner that crashed said nothing reliable about the work; the attempt failed.
+    ///
+    /// ## Example
+    /// Bad: the runner raises an exception (exit 1).
+    ///
+    /// Good: it catches the workflow's failure and answers `{"kind": "failed", "error": "…"}`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal.
+    RunnerFailed = "LW1014", "runner-failed", Runner, Error, Stable;
+
+    /// A runner did not answer within the timeout.
+    ///
+    /// ## What it does
+    /// Every attempt has a deadline (`--runner-timeout`, an hour by default). When it passes,
+    /// the runner and every process it started are killed and the attempt fails.
+    ///
+    /// ## Why it matters
+    /// A hung runner would hold a `max_parallel` slot for ever.
+    ///
+    /// ## Example
+    /// Bad: a runner waiting on a queue that never answers.
+    ///
+    /// Good: a runner with its own shorter timeout that answers `failed` when it passes.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal.
+    RunnerTimedOut = "LW1015", "runner-timed-out", Runner, Error, Stable;
+
+    /// A runner wrote more than the limit to standard output.
+    ///
+    /// ## What it does
+    /// At most `--runner-max-output` bytes (16 MiB by default) are read; a runner that writes
+    /// more is killed and the attempt fails.
+    ///
+    /// ## Why it matters
+    /// An unbounded answer would exhaust memory; outputs are stored in the goal's log.
+    ///
+    /// ## Example
+    /// Bad: a runner that prints its whole log on standard output.
+    ///
+    /// Good: logs on standard error, only the answer on standard output.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal.
+    RunnerAnswerTooLarge = "LW1016", "runner-answer-too-large", Runner, Error, Stable;
+
+    /// A runner's standard output is not JSON.
+    ///
+    /// ## What it does
+    /// The answer must be exactly one strict I-JSON value. Anything else — a log line, nothing
+    /// at all, a duplicate key — is this finding, recorded as the attempt's failure.
+    ///
+    /// ## Why it matters
+    /// An output that cannot be read exactly cannot be handed to the work that reads it.
+    ///
+    /// ## Example
+    /// Bad: `Done! {"kind": "succeeded", …}`
+    ///
+    /// Good: `{"kind": "succeeded", "output": {…}}`
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal.
+    RunnerAnswerNotJson = "LW1017", "runner-answer-not-json", Runner, Error, Stable;
+
+    /// A runner's answer is JSON but not an answer.
+    ///
+    /// ## What it does
+    /// A runner answers `{"kind": "succeeded", "output": …}` or `{"kind": "failed", "error":
+    /// "…"}`. Any other `kind`, a missing `output`, or an `error` that is not a string is this
+    /// finding, recorded as the attempt's failure.
+    ///
+    /// ## Why it matters
+    /// lwirc records only what it can read without guessing.
+    ///
+    /// ## Example
+    /// Bad:
+    /// ```json
+    /// { "status": "ok" }
+    /// ```
+    /// Good:
+    /// ```json
+    /// { "kind": "succeeded", "output": { "summary": "…" } }
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the goal.
+    RunnerAnswerInvalid = "LW1018", "runner-answer-invalid", Runner, Error, Stable;
 }
 
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).
@@ -2053,7 +2173,9 @@ mod tests {
             assert!(names.insert(c.name()), "{} twice", c.name());
             let s = c.as_str();
             assert!(
-                (s.len() == 5 || s.len() == 6 && c.validator() == Validator::Goal)
+                (s.len() == 5
+                    || s.len() == 6
+                        && matches!(c.validator(), Validator::Goal | Validator::Runner))
                     && s.starts_with("LW")
                     && s[2..].bytes().all(|b| b.is_ascii_digit())
             );

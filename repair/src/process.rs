@@ -655,6 +655,31 @@ fn kill_leftovers(child: &Child, token: &str) {
     let _ = token;
 }
 
+/// SIGKILLs every process of this user whose environment (as it was started) holds
+/// `name=value` exactly — what a call whose lwirc was killed left running, found by a mark
+/// the caller put in its environment (`env` of [`run`]). Linux only (elsewhere nothing is
+/// found); never this process. Returns how many were signalled.
+pub fn kill_marked(name: &str, value: &str) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let mark = format!("{name}={value}");
+        let mut killed = 0;
+        for _ in 0..64 {
+            let round = marked::kill(mark.as_bytes());
+            if round == 0 {
+                break;
+            }
+            killed += round;
+        }
+        killed
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (name, value);
+        0
+    }
+}
+
 /// Kills the process group the child leads (it was started with `process_group(0)`).
 #[cfg(unix)]
 fn kill_group(child: &Child) {

@@ -8,6 +8,7 @@ use lwir_goals::GoalError;
 use lwir_goals::agent::ProcessAgent;
 use lwir_goals::goal::{Dispatch, Goals, Replanned, Report as WorkReport};
 use lwir_goals::projection::{Projection, WorkView};
+use lwir_goals::runner::ProcessRunner;
 use lwir_goals::store::{Directory, Store};
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::SpannedDocument;
@@ -140,6 +141,54 @@ enum GoalCommand {
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,
     },
+    /// Drive the goal: dispatch ready work to a runner, record every attempt, retry within
+    /// the ceilings, replan when eligible (with --planner), and stop when the goal has
+    /// succeeded or waits for someone.
+    ///
+    /// The runner (protocol lwir-runner/1) gets one JSON request per attempt on standard
+    /// input — the goal, the work item and its resolved input, the registered LWIR of its
+    /// version — and answers `{"kind": "succeeded", "output": …}` or `{"kind": "failed",
+    /// "error": "…"}`. At most the goal's `max_parallel` runners run at once. A runner that
+    /// cannot be started, fails, hangs, prints too much or something that is not an answer,
+    /// or whose output breaks the template's output schema, is a failed attempt with its
+    /// finding (LW1012–LW1018). A killed `goal run` loses nothing: run it again, and the
+    /// attempts it had in flight are recorded as interrupted (they count).
+    ///
+    /// Exit status: 0 the goal succeeded; 1 it is exhausted, cancelled or waits (for review,
+    /// after an attention, or for a planner: run with --planner), with what to do on standard
+    /// error; 2 usage error or an unreadable store; 3 the planner profile drifted.
+    #[command(verbatim_doc_comment)]
+    Run {
+        /// The goal.
+        goal: String,
+        /// The runner command (lwir-runner/1, run without a shell).
+        #[arg(long, value_name = "CMD")]
+        runner: String,
+        /// Run the runner command through `sh -c`.
+        #[arg(long)]
+        runner_shell: bool,
+        /// Seconds one attempt may take before its runner (and all it started) is killed:
+        /// from 0.001 to 86400.
+        #[arg(long, value_name = "SECONDS", default_value_t = 3600.0,
+              value_parser = super::ranges::timeout_seconds)]
+        runner_timeout: f64,
+        /// The most bytes read from one runner answer: from 1 to 1073741824.
+        #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT,
+              value_parser = super::ranges::max_output_bytes)]
+        runner_max_output: usize,
+        /// The planner command, to replan when the goal becomes eligible.
+        #[arg(long, value_name = "CMD")]
+        planner: Option<String>,
+        #[command(flatten)]
+        limits: AgentLimits,
+        /// Output format of the final report on standard output (progress goes to standard
+        /// error either way).
+        #[arg(long, value_enum, default_value_t = ShowFormat::Human)]
+        format: ShowFormat,
+        /// No progress lines.
+        #[arg(short, long)]
+        quiet: bool,
+    },
     /// Approve a plan that waits for review, and apply it.
     Approve {
         /// The goal.
@@ -179,6 +228,12 @@ struct AgentArgs {
     /// The planner command (lwir-planner/1, run without a shell).
     #[arg(long, value_name = "CMD")]
     planner: String,
+    #[command(flatten)]
+    limits: AgentLimits,
+}
+
+#[derive(clap::Args)]
+struct AgentLimits {
     /// The reviewer command (the same protocol, `review` requests).
     #[arg(long, value_name = "CMD")]
     reviewer: Option<String>,
@@ -195,7 +250,7 @@ struct AgentArgs {
     planner_max_output: usize,
 }
 
-impl AgentArgs {
+impl AgentLimits {
     fn agent(&self, line: &str) -> anyhow::Result<ProcessAgent> {
         let command = if self.planner_shell {
             PlannerCommand::shell(line)
@@ -510,11 +565,12 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
             color,
         } => {
             let id = resolve(store, &goal)?;
-            let mut planner = agents.agent(&agents.planner).map_err(io)?;
+            let mut planner = agents.limits.agent(&agents.planner).map_err(io)?;
             let mut reviewer = agents
+                .limits
                 .reviewer
                 .as_deref()
-                .map(|r| agents.agent(r))
+                .map(|r| agents.limits.agent(r))
                 .transpose()
                 .map_err(io)?;
             let outcome = goals.replan(
@@ -589,6 +645,79 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                 }
             }
         }
+        GoalCommand::Run {
+            goal,
+            runner,
+            runner_shell,
+            runner_timeout,
+            runner_max_output,
+            planner,
+            limits,
+            format,
+            quiet,
+        } => {
+            let id = resolve(store, &goal)?;
+            let command = if runner_shell {
+                PlannerCommand::shell(&runner)
+            } else {
+                PlannerCommand::parse(&runner).map_err(|e| io(e.into()))?
+            };
+            let runner = ProcessRunner::new(
+                command,
+                Limits {
+                    timeout: Duration::from_secs_f64(runner_timeout),
+                    max_output: runner_max_output,
+                },
+            );
+            let mut planner = planner
+                .as_deref()
+                .map(|p| limits.agent(p))
+                .transpose()
+                .map_err(io)?;
+            let mut reviewer = limits
+                .reviewer
+                .as_deref()
+                .map(|r| limits.agent(r))
+                .transpose()
+                .map_err(io)?;
+            let mut observer = Progress { quiet };
+            let report = goals.run(
+                &id,
+                &runner,
+                planner
+                    .as_mut()
+                    .map(|p| p as &mut dyn lwir_goals::agent::Agent),
+                reviewer
+                    .as_mut()
+                    .map(|r| r as &mut dyn lwir_goals::agent::Agent),
+                &mut observer,
+            )?;
+            let status = report.status;
+            match format {
+                ShowFormat::Json => print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                ))
+                .map_err(io)?,
+                ShowFormat::Human => print(&format!(
+                    "goal {}: {} — {}\n",
+                    report.goal,
+                    status.as_str(),
+                    sanitize(&report.reason)
+                ))
+                .map_err(io)?,
+            }
+            if status == lwir_goals::projection::Status::Eligible && planner.is_none() {
+                eprintln!(
+                    "lwirc: the goal is eligible for a replan: run again with --planner CMD, or `lwirc goal replan {id} --planner CMD`"
+                );
+            }
+            Ok(if status == lwir_goals::projection::Status::Succeeded {
+                exit::OK
+            } else {
+                exit::FINDINGS
+            })
+        }
         GoalCommand::Approve { goal, plan } => {
             let id = resolve(store, &goal)?;
             match goals.approve(&id, &plan) {
@@ -643,6 +772,72 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
             eprintln!("lwirc: goal {id} is cancelled; nothing more is dispatched or replanned");
             Ok(exit::OK)
         }
+    }
+}
+
+/// Progress lines of `goal run` on standard error.
+struct Progress {
+    quiet: bool,
+}
+
+impl lwir_goals::run::Observer for Progress {
+    fn progress(&mut self, _goal: &str, progress: lwir_goals::run::Progress<'_>) {
+        use lwir_goals::run::Progress as P;
+        if self.quiet {
+            return;
+        }
+        let line = match progress {
+            P::Interrupted { work, attempt } => {
+                format!(
+                    "attempt {attempt} of {work} was in flight when an earlier run stopped: recorded as interrupted"
+                )
+            }
+            P::Dispatched { work, key, attempt } => {
+                format!("{key}: attempt {attempt} dispatched ({work})")
+            }
+            P::Finished {
+                key,
+                attempt,
+                succeeded: true,
+                ..
+            } => format!("{key}: attempt {attempt} succeeded"),
+            P::Finished {
+                key,
+                attempt,
+                error,
+                ..
+            } => format!(
+                "{key}: attempt {attempt} failed: {}",
+                excerpt(error.unwrap_or("(no error given)"), 300)
+            ),
+            P::Replanned(outcome) => match outcome {
+                Replanned::Applied { plan, generation } => {
+                    format!("replan {plan}: applied, generation {generation}")
+                }
+                Replanned::AwaitingReview { plan, .. } => {
+                    format!("replan {plan}: a valid plan waits for review")
+                }
+                Replanned::Attention { plan, rationale } => {
+                    format!(
+                        "replan {plan}: the planner asked for attention: {}",
+                        excerpt(rationale, 300)
+                    )
+                }
+                Replanned::Rejected { plan, feedback } => {
+                    format!(
+                        "replan {plan}: rejected by the reviewer: {}",
+                        excerpt(feedback, 300)
+                    )
+                }
+                Replanned::Failed { plan, message, .. } => {
+                    format!("replan {plan}: failed: {}", excerpt(message, 300))
+                }
+            },
+            P::NotRecorded { work, reason } => {
+                format!("{work}: its answer was not recorded: {reason}")
+            }
+        };
+        eprintln!("lwirc: {}", sanitize(&line));
     }
 }
 

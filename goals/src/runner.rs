@@ -1,0 +1,167 @@
+//! Runners: the programs that execute a goal's work, protocol `lwir-runner/1`
+//! (`lwir-spec/README.md` §10, `lwir-spec/schema/runner-protocol-1.schema.json`).
+//!
+//! One JSON request on the runner's standard input — the goal, the work item (id, key,
+//! template, version, attempt, resolved input) and the registered LWIR of its version — and
+//! one answer on its standard output: `{"kind": "succeeded", "output": …}` or `{"kind":
+//! "failed", "error": "…"}`. The process rules are the planner's (no shell unless asked,
+//! its own process group, a timeout, an output cap, exit status 0); every way a runner can
+//! fail to answer is a finding (LW1013–LW1018) recorded as the attempt's failure.
+
+use lwir_repair::harness::FailureKind;
+use lwir_repair::process::{self, Limits, PlannerCommand, RunFailure};
+use lwir_spec::document::{self, Value};
+use lwir_spec::{Code, Node};
+
+/// The protocol name every run request carries.
+pub const PROTOCOL: &str = "lwir-runner/1";
+
+/// The environment variable that marks every process of one attempt with
+/// `<goal>/<work>/<attempt>`, so that what a killed `goal run` left running can be found.
+pub const ATTEMPT_VAR: &str = "LWIRC_RUNNER_ATTEMPT";
+
+/// The most characters of a runner's error kept.
+pub const MAX_ERROR_CHARS: usize = 4096;
+
+/// Runs one request; what came back, or how it failed.
+pub trait Runner: Sync {
+    /// What it is, for messages (the command line).
+    fn describe(&self) -> String;
+    /// Runs `request` with `env` added to its environment.
+    fn run(&self, request: &[u8], env: &[(&str, String)]) -> Result<Vec<u8>, Failure>;
+}
+
+/// A runner that gave no answer, as a finding's code and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// LW1013–LW1018.
+    pub code: Code,
+    /// What happened.
+    pub message: String,
+}
+
+/// An external command.
+#[derive(Clone, Debug)]
+pub struct ProcessRunner {
+    command: PlannerCommand,
+    limits: Limits,
+}
+
+impl ProcessRunner {
+    /// `command`, run under `limits`.
+    pub fn new(command: PlannerCommand, limits: Limits) -> Self {
+        Self { command, limits }
+    }
+}
+
+/// The runner code of a process failure kind.
+fn code_of(kind: FailureKind) -> Code {
+    match kind {
+        FailureKind::NotStarted => Code::RunnerNotStarted,
+        FailureKind::Failed => Code::RunnerFailed,
+        FailureKind::TimedOut => Code::RunnerTimedOut,
+        FailureKind::TooLarge => Code::RunnerAnswerTooLarge,
+        FailureKind::NotJson => Code::RunnerAnswerNotJson,
+        FailureKind::Invalid => Code::RunnerAnswerInvalid,
+    }
+}
+
+impl Runner for ProcessRunner {
+    fn describe(&self) -> String {
+        self.command.to_string()
+    }
+
+    fn run(&self, request: &[u8], env: &[(&str, String)]) -> Result<Vec<u8>, Failure> {
+        let mut env = env.to_vec();
+        env.push(("LWIRC_RUNNER_PROTOCOL", PROTOCOL.to_owned()));
+        match process::run(&self.command, request, &env, &self.limits) {
+            Ok(output) => Ok(output.stdout),
+            Err(e) => {
+                let kind = match &e {
+                    RunFailure::NotStarted { .. } => FailureKind::NotStarted,
+                    RunFailure::Exited { .. } | RunFailure::Io { .. } => FailureKind::Failed,
+                    RunFailure::TimedOut { .. } => FailureKind::TimedOut,
+                    RunFailure::TooLarge { .. } => FailureKind::TooLarge,
+                };
+                // The process harness words its messages for planners.
+                let mut message = e.to_string().replace("planner", "runner");
+                let tail = e.stderr_tail();
+                if let Some(line) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
+                    message.push_str("; its standard error ends: ");
+                    message.extend(line.chars().take(500));
+                }
+                Err(Failure {
+                    code: code_of(kind),
+                    message,
+                })
+            }
+        }
+    }
+}
+
+/// What a runner's answer says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// The work succeeded with this output (not yet checked against the output schema).
+    Succeeded(serde_json::Value),
+    /// The work failed, as the runner says.
+    Failed(String),
+}
+
+/// Reads a runner's standard output as an answer: exactly one strict I-JSON value, an
+/// object with `kind` `succeeded` and an `output`, or `failed` and a string `error`. Other
+/// members are ignored.
+pub fn read_answer(stdout: &[u8]) -> Result<Answer, Failure> {
+    let not_json = |message: String| Failure {
+        code: Code::RunnerAnswerNotJson,
+        message,
+    };
+    let invalid = |message: &str| Failure {
+        code: Code::RunnerAnswerInvalid,
+        message: message.to_owned(),
+    };
+    let read = document::read(stdout.to_vec());
+    if let Some(f) = read.findings.iter().find(|f| f.is_error()) {
+        return Err(not_json(format!(
+            "the runner's answer is not strict JSON: {} (byte {})",
+            cut(&f.message, 300),
+            f.span.start()
+        )));
+    }
+    let Some(doc) = read.document else {
+        return Err(not_json(
+            "the runner printed nothing on standard output".to_owned(),
+        ));
+    };
+    let root = doc.root();
+    if !matches!(root.value, Value::Object(_)) {
+        return Err(invalid("the runner's answer is not an object with `kind`"));
+    }
+    match root.get("kind").and_then(Node::as_str) {
+        Some("succeeded") => match root.get("output") {
+            Some(output) => Ok(Answer::Succeeded(output.to_json())),
+            None => Err(invalid("a `succeeded` answer needs an `output`")),
+        },
+        Some("failed") => match root.get("error").and_then(Node::as_str) {
+            Some(error) if !error.trim().is_empty() => {
+                Ok(Answer::Failed(cut(error.trim(), MAX_ERROR_CHARS)))
+            }
+            _ => Err(invalid(
+                "a `failed` answer needs a non-empty string `error`",
+            )),
+        },
+        Some(_) => Err(invalid(
+            "the answer's `kind` is not \"succeeded\" or \"failed\"",
+        )),
+        None => Err(invalid(
+            "the answer has no `kind` (\"succeeded\" or \"failed\")",
+        )),
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((i, _)) => format!("{}…", &text[..i]),
+    }
+}
