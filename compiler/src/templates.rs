@@ -21,7 +21,7 @@ impl<'a, S: Storage> RegistryTemplates<'a, S> {
     }
 }
 
-impl<S: Storage> Templates for RegistryTemplates<'_, S> {
+impl<S: Storage + Sync> Templates for RegistryTemplates<'_, S> {
     fn template(&self, version: &str) -> Result<Template, TemplateError> {
         let not_registered = || TemplateError::NotRegistered {
             version: version.to_owned(),

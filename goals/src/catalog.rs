@@ -75,7 +75,7 @@ pub enum TemplateError {
 }
 
 /// Registered versions, each verified on every read.
-pub trait Templates {
+pub trait Templates: Sync {
     /// The version `version` (`sha256:<64 hex>`), verified, with its interface.
     fn template(&self, version: &str) -> Result<Template, TemplateError>;
 }

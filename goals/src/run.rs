@@ -580,3 +580,213 @@ impl Goals<'_> {
         driver.finish()
     }
 }
+
+/// Makes a planner (or reviewer) for one replan: `goal serve` runs replans in threads of
+/// their own, each with its own agent.
+pub type AgentFactory<'a> = &'a (dyn Fn() -> Box<dyn Agent + Send> + Sync);
+
+/// What `goal serve` and `goal tick` work with.
+pub struct Service<'a> {
+    /// The runner of every goal.
+    pub runner: &'a dyn Runner,
+    /// The planner, to replan eligible goals; without one they are left eligible.
+    pub planner: Option<AgentFactory<'a>>,
+    /// The reviewer of every replan, when there is one.
+    pub reviewer: Option<AgentFactory<'a>>,
+    /// At most this many planner calls (replans) at once, over every goal.
+    pub max_planner_calls: usize,
+    /// How often every goal is looked at.
+    pub interval: std::time::Duration,
+}
+
+/// What a service run did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ServiceReport {
+    /// Passes over the store.
+    pub ticks: u64,
+    /// Attempts dispatched.
+    pub dispatched: u32,
+    /// Of those, succeeded.
+    pub succeeded: u32,
+    /// Of those, failed.
+    pub failed: u32,
+    /// Attempts of a dead driver recorded as interrupted.
+    pub interrupted: u32,
+    /// Replans run.
+    pub replans: u32,
+    /// Goals that could not be driven, with why (another process drives them, a damaged
+    /// log, …), as of the last time each was looked at.
+    pub skipped: BTreeMap<String, String>,
+}
+
+impl Goals<'_> {
+    /// `goal serve`: passes over every goal of the store until `stop` is set; `goal tick`
+    /// (`once`): one pass, then waits for what it started. Each goal that can act does one
+    /// step a pass — dispatching its ready work, recording what its runners answered,
+    /// replanning when eligible (in a thread of its own, at most
+    /// `service.max_planner_calls` at once, so slow planners do not hold up dispatch); a
+    /// goal found quiescent (awaiting review, attention, done, or eligible without a
+    /// planner) is skipped until its projection's fingerprint changes. When `stop` is set,
+    /// nothing new starts; runners and replans in flight are waited for and recorded.
+    pub fn serve(
+        &self,
+        service: &Service<'_>,
+        once: bool,
+        stop: &std::sync::atomic::AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<ServiceReport, GoalError> {
+        use std::sync::atomic::Ordering;
+        let mut report = ServiceReport::default();
+        let mut drivers: BTreeMap<String, Driver<'_>> = BTreeMap::new();
+        let mut quiescent: BTreeMap<String, String> = BTreeMap::new();
+        let mut planning: std::collections::BTreeSet<String> = Default::default();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Done>();
+        let (plan_tx, plan_rx) =
+            std::sync::mpsc::channel::<(String, Result<Replanned, GoalError>)>();
+        std::thread::scope(|scope| -> Result<(), GoalError> {
+            let mut first = true;
+            loop {
+                let stopping = stop.load(Ordering::SeqCst) || (once && !first);
+                if !stopping {
+                    report.ticks += 1;
+                    for id in self.store.goals()? {
+                        if planning.contains(&id) {
+                            continue;
+                        }
+                        if let Some(seen) = quiescent.get(&id) {
+                            match self.show(&id) {
+                                Ok(p) if &p.fingerprint == seen => continue,
+                                _ => {
+                                    quiescent.remove(&id);
+                                }
+                            }
+                        }
+                        if !drivers.contains_key(&id) {
+                            match Driver::new(self, &id, observer) {
+                                Ok(driver) => {
+                                    report.interrupted += driver.report.interrupted;
+                                    report.skipped.remove(&id);
+                                    drivers.insert(id.clone(), driver);
+                                }
+                                Err(e) => {
+                                    report.skipped.insert(id.clone(), e.to_string());
+                                    continue;
+                                }
+                            }
+                        }
+                        let Some(driver) = drivers.get_mut(&id) else {
+                            continue;
+                        };
+                        let before = driver.report.dispatched;
+                        let step = match driver.step(scope, service.runner, &done_tx, observer) {
+                            Ok(step) => step,
+                            Err(e) => {
+                                report.skipped.insert(id.clone(), e.to_string());
+                                if !driver.busy() {
+                                    drivers.remove(&id);
+                                }
+                                continue;
+                            }
+                        };
+                        report.dispatched += driver.report.dispatched - before;
+                        match step {
+                            Step::Acted | Step::Wait => {}
+                            Step::Replan => match service.planner {
+                                Some(make) if planning.len() < service.max_planner_calls => {
+                                    planning.insert(id.clone());
+                                    report.replans += 1;
+                                    let tx = plan_tx.clone();
+                                    let reviewer = service.reviewer;
+                                    let goal = id.clone();
+                                    scope.spawn(move || {
+                                        let mut planner = make();
+                                        let mut reviewer = reviewer.map(|r| r());
+                                        let outcome = self.replan(
+                                            &goal,
+                                            &mut *planner,
+                                            reviewer.as_deref_mut().map(|r| r as &mut dyn Agent),
+                                        );
+                                        let _ = tx.send((goal, outcome));
+                                    });
+                                }
+                                // Waits for a free planner slot.
+                                Some(_) => {}
+                                None => {
+                                    Self::park(self, &id, &mut quiescent, &mut drivers);
+                                }
+                            },
+                            Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers),
+                        }
+                    }
+                }
+                first = false;
+                let busy = drivers.values().any(Driver::busy) || !planning.is_empty();
+                if stopping && !busy {
+                    return Ok(());
+                }
+                // Wait for answers (a tick's worth, or until one comes).
+                let wait = if busy {
+                    std::time::Duration::from_millis(50)
+                } else {
+                    service.interval
+                };
+                let deadline = std::time::Instant::now() + wait;
+                loop {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    match done_rx.recv_timeout(left.min(std::time::Duration::from_millis(50))) {
+                        Ok(done) => {
+                            if let Some(driver) = drivers.get_mut(&done.goal) {
+                                let (s, f) = (driver.report.succeeded, driver.report.failed);
+                                driver.record(done, observer)?;
+                                report.succeeded += driver.report.succeeded - s;
+                                report.failed += driver.report.failed - f;
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                    while let Ok((goal, outcome)) = plan_rx.try_recv() {
+                        planning.remove(&goal);
+                        match outcome {
+                            Ok(outcome) => {
+                                if let Some(driver) = drivers.get_mut(&goal) {
+                                    driver.replanned(&outcome);
+                                }
+                                observer.progress(&goal, Progress::Replanned(&outcome));
+                                if matches!(outcome, Replanned::Failed { charged: false, .. }) {
+                                    // The planner cannot be started: not again until the goal changes.
+                                    Self::park(self, &goal, &mut quiescent, &mut drivers);
+                                }
+                            }
+                            Err(e) => {
+                                report.skipped.insert(goal.clone(), e.to_string());
+                                Self::park(self, &goal, &mut quiescent, &mut drivers);
+                            }
+                        }
+                    }
+                    if std::time::Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                }
+            }
+        })?;
+        Ok(report)
+    }
+
+    /// Remembers goal `id` as quiescent at its current fingerprint and lets go of its run
+    /// lock, unless its driver still has runners in flight.
+    fn park(
+        &self,
+        id: &str,
+        quiescent: &mut BTreeMap<String, String>,
+        drivers: &mut BTreeMap<String, Driver<'_>>,
+    ) {
+        if drivers.get(id).is_some_and(Driver::busy) {
+            return;
+        }
+        drivers.remove(id);
+        if let Ok(p) = self.show(id) {
+            quiescent.insert(id.to_owned(), p.fingerprint);
+        }
+    }
+}

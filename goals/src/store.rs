@@ -90,7 +90,7 @@ impl RunGuard {
 }
 
 /// A place goals are kept.
-pub trait Store {
+pub trait Store: Sync {
     /// Where the store is, for messages.
     fn location(&self) -> String;
     /// Stores the frozen goal file of `goal` if it has none; `true` when it was written now.

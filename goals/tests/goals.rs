@@ -434,7 +434,8 @@ fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
     world
         .catalog
         .tampered
-        .borrow_mut()
+        .lock()
+        .unwrap()
         .push(NOTES_CACHED.into());
     let before = goals.show(&goal).unwrap();
     let refused = goals.approve(&goal, "p1").unwrap_err();
@@ -1047,13 +1048,78 @@ fn approving_against_a_registry_without_the_template_records_nothing() {
     goals
         .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
         .unwrap();
-    world.catalog.missing.borrow_mut().push(NOTES_CACHED.into());
+    world
+        .catalog
+        .missing
+        .lock()
+        .unwrap()
+        .push(NOTES_CACHED.into());
     let before = world.store.events(&goal).unwrap().len();
     let e = goals.approve(&goal, "p1").unwrap_err();
     assert!(matches!(e, GoalError::Templates(_)), "{e}");
     // The person's approval is recorded; nothing else is, and the plan can be applied
     // once the registry is the right one.
     assert_eq!(world.store.events(&goal).unwrap().len(), before + 1);
-    world.catalog.missing.borrow_mut().clear();
+    world.catalog.missing.lock().unwrap().clear();
     assert_eq!(goals.approve(&goal, "p1").unwrap(), 1);
+}
+
+/// A runner in memory that keeps the requests and answers from a script.
+struct Recording {
+    requests: std::sync::Mutex<Vec<Value>>,
+    answer: Value,
+}
+
+impl lwir_goals::runner::Runner for Recording {
+    fn describe(&self) -> String {
+        "recording".into()
+    }
+
+    fn run(
+        &self,
+        request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+        self.requests
+            .lock()
+            .unwrap()
+            .push(serde_json::from_slice(request).unwrap());
+        Ok(serde_json::to_vec(&self.answer).unwrap())
+    }
+}
+
+#[test]
+fn run_requests_satisfy_the_runner_protocol_schema() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let runner = Recording {
+        requests: Default::default(),
+        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+    };
+    let report = world
+        .goals()
+        .run(&goal, &runner, None, None, &mut lwir_goals::run::Quiet)
+        .unwrap();
+    assert_eq!(report.status, Status::Succeeded);
+    let mut schema: Value =
+        serde_json::from_str(lwir_spec::schemas::RUNNER_PROTOCOL_SCHEMA).unwrap();
+    let root = schema.as_object_mut().unwrap();
+    root.remove("oneOf");
+    root.insert("$ref".into(), json!("#/$defs/request"));
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let requests = runner.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    let errors: Vec<String> = validator
+        .iter_errors(&requests[0])
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(
+        requests[0]["work"]["input"],
+        json!({ "repo": "acme/widgets", "since": "v1.4.0" })
+    );
+    assert_eq!(
+        requests[0]["lwir"]["workflow"], "notes",
+        "the registered LWIR of the version"
+    );
 }

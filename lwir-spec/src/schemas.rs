@@ -18,6 +18,10 @@ pub const GOAL_META_SCHEMA: &str = include_str!("../schema/goal-1.schema.json");
 /// (`#/$defs/request`) and the answers a planner writes back (`#/$defs/answer`).
 pub const PLANNER_PROTOCOL_SCHEMA: &str = include_str!("../schema/planner-protocol-1.schema.json");
 
+/// The schema of the runner protocol `lwir-runner/1`: the run requests `lwirc goal run`
+/// writes (`#/$defs/request`) and the answers a runner writes back (`#/$defs/answer`).
+pub const RUNNER_PROTOCOL_SCHEMA: &str = include_str!("../schema/runner-protocol-1.schema.json");
+
 /// Keywords of the supported subset that constrain or structure values.
 pub const SUBSET_KEYWORDS: &[&str] = &[
     "type",

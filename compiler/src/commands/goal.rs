@@ -161,21 +161,8 @@ enum GoalCommand {
     Run {
         /// The goal.
         goal: String,
-        /// The runner command (lwir-runner/1, run without a shell).
-        #[arg(long, value_name = "CMD")]
-        runner: String,
-        /// Run the runner command through `sh -c`.
-        #[arg(long)]
-        runner_shell: bool,
-        /// Seconds one attempt may take before its runner (and all it started) is killed:
-        /// from 0.001 to 86400.
-        #[arg(long, value_name = "SECONDS", default_value_t = 3600.0,
-              value_parser = super::ranges::timeout_seconds)]
-        runner_timeout: f64,
-        /// The most bytes read from one runner answer: from 1 to 1073741824.
-        #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT,
-              value_parser = super::ranges::max_output_bytes)]
-        runner_max_output: usize,
+        #[command(flatten)]
+        runner: RunnerArgs,
         /// The planner command, to replan when the goal becomes eligible.
         #[arg(long, value_name = "CMD")]
         planner: Option<String>,
@@ -188,6 +175,35 @@ enum GoalCommand {
         /// No progress lines.
         #[arg(short, long)]
         quiet: bool,
+    },
+    /// One service pass over every goal of the store: each goal that can act does one step
+    /// (dispatches its ready work and waits for it, or replans when eligible and a planner
+    /// is given), then the command exits.
+    ///
+    /// Exit status: 0 done (whatever the goals' statuses: `goal list` shows them), 2 usage
+    /// error or an unreadable store.
+    #[command(verbatim_doc_comment)]
+    Tick {
+        #[command(flatten)]
+        service: ServiceArgs,
+    },
+    /// Drive every goal of the store until stopped (SIGTERM or Ctrl-C): dispatch ready
+    /// work, record attempts, replan eligible goals — at most --max-planner-calls planner
+    /// calls at once across all goals, so slow planners never hold up ready work. Goals
+    /// that wait for a person are looked at again when they change (an approval, a retry).
+    /// On SIGTERM or Ctrl-C nothing new starts; runners and replans in flight are waited
+    /// for and recorded (a second Ctrl-C exits at once: the next serve or run records them
+    /// as interrupted). Another process driving a goal (`goal run`) is left alone.
+    ///
+    /// Exit status: 0 stopped cleanly, 2 usage error or an unreadable store.
+    #[command(verbatim_doc_comment)]
+    Serve {
+        #[command(flatten)]
+        service: ServiceArgs,
+        /// Seconds between passes over the store: from 0.001 to 86400.
+        #[arg(long, value_name = "SECONDS", default_value_t = 1.0,
+              value_parser = super::ranges::timeout_seconds)]
+        interval: f64,
     },
     /// Approve a plan that waits for review, and apply it.
     Approve {
@@ -230,6 +246,63 @@ struct AgentArgs {
     planner: String,
     #[command(flatten)]
     limits: AgentLimits,
+}
+
+#[derive(clap::Args)]
+struct RunnerArgs {
+    /// The runner command (lwir-runner/1, run without a shell).
+    #[arg(long, value_name = "CMD")]
+    runner: String,
+    /// Run the runner command through `sh -c`.
+    #[arg(long)]
+    runner_shell: bool,
+    /// Seconds one attempt may take before its runner (and all it started) is killed:
+    /// from 0.001 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600.0,
+          value_parser = super::ranges::timeout_seconds)]
+    runner_timeout: f64,
+    /// The most bytes read from one runner answer: from 1 to 1073741824.
+    #[arg(long, value_name = "BYTES", default_value_t = process::DEFAULT_MAX_OUTPUT,
+          value_parser = super::ranges::max_output_bytes)]
+    runner_max_output: usize,
+}
+
+impl RunnerArgs {
+    fn runner(&self) -> anyhow::Result<ProcessRunner> {
+        let command = if self.runner_shell {
+            PlannerCommand::shell(&self.runner)
+        } else {
+            PlannerCommand::parse(&self.runner)?
+        };
+        Ok(ProcessRunner::new(
+            command,
+            Limits {
+                timeout: Duration::from_secs_f64(self.runner_timeout),
+                max_output: self.runner_max_output,
+            },
+        ))
+    }
+}
+
+#[derive(clap::Args)]
+struct ServiceArgs {
+    #[command(flatten)]
+    runner: RunnerArgs,
+    /// The planner command, to replan goals that become eligible.
+    #[arg(long, value_name = "CMD")]
+    planner: Option<String>,
+    #[command(flatten)]
+    limits: AgentLimits,
+    /// At most this many planner calls at once, over every goal: from 1 to 64.
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    max_planner_calls: u32,
+    /// Output format of the final report on standard output.
+    #[arg(long, value_enum, default_value_t = ShowFormat::Human)]
+    format: ShowFormat,
+    /// No progress lines.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -645,30 +718,18 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                 }
             }
         }
+        GoalCommand::Tick { service } => serve(goals, &service, None),
+        GoalCommand::Serve { service, interval } => serve(goals, &service, Some(interval)),
         GoalCommand::Run {
             goal,
             runner,
-            runner_shell,
-            runner_timeout,
-            runner_max_output,
             planner,
             limits,
             format,
             quiet,
         } => {
             let id = resolve(store, &goal)?;
-            let command = if runner_shell {
-                PlannerCommand::shell(&runner)
-            } else {
-                PlannerCommand::parse(&runner).map_err(|e| io(e.into()))?
-            };
-            let runner = ProcessRunner::new(
-                command,
-                Limits {
-                    timeout: Duration::from_secs_f64(runner_timeout),
-                    max_output: runner_max_output,
-                },
-            );
+            let runner = runner.runner().map_err(io)?;
             let mut planner = planner
                 .as_deref()
                 .map(|p| limits.agent(p))
@@ -775,13 +836,71 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
     }
 }
 
-/// Progress lines of `goal run` on standard error.
+/// `goal tick` (`interval` none) and `goal serve`.
+fn serve(goals: &Goals<'_>, args: &ServiceArgs, interval: Option<f64>) -> Result<u8, GoalError> {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+    let runner = args.runner.runner().map_err(io)?;
+    let planner = args
+        .planner
+        .as_deref()
+        .map(|p| args.limits.agent(p))
+        .transpose()
+        .map_err(io)?;
+    let reviewer = args
+        .limits
+        .reviewer
+        .as_deref()
+        .map(|r| args.limits.agent(r))
+        .transpose()
+        .map_err(io)?;
+    let make_planner =
+        planner.map(|p| move || Box::new(p.clone()) as Box<dyn lwir_goals::agent::Agent + Send>);
+    let make_reviewer =
+        reviewer.map(|r| move || Box::new(r.clone()) as Box<dyn lwir_goals::agent::Agent + Send>);
+    let service = lwir_goals::run::Service {
+        runner: &runner,
+        planner: make_planner
+            .as_ref()
+            .map(|f| f as lwir_goals::run::AgentFactory<'_>),
+        reviewer: make_reviewer
+            .as_ref()
+            .map(|f| f as lwir_goals::run::AgentFactory<'_>),
+        max_planner_calls: args.max_planner_calls as usize,
+        interval: Duration::from_secs_f64(interval.unwrap_or(1.0)),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        // A second signal while stopping exits at once (status 130, as a shell would say).
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&stop)))
+            .map_err(|e| GoalError::Refused(format!("cannot handle signals: {e}")))?;
+    }
+    let mut observer = Progress { quiet: args.quiet };
+    let report = goals.serve(&service, interval.is_none(), &stop, &mut observer)?;
+    for (goal, why) in &report.skipped {
+        eprintln!("lwirc: goal {goal} was not driven: {}", sanitize(why));
+    }
+    let io2 = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+    match args.format {
+        ShowFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default())).map_err(io2)?,
+        ShowFormat::Human => print(&format!(
+            "{} pass(es): {} attempt(s) dispatched ({} succeeded, {} failed), {} interrupted, {} replan(s)\n",
+            report.ticks, report.dispatched, report.succeeded, report.failed, report.interrupted, report.replans
+        ))
+        .map_err(io2)?,
+    }
+    Ok(exit::OK)
+}
+
+/// Progress lines of `goal run`, `tick` and `serve` on standard error.
 struct Progress {
     quiet: bool,
 }
 
 impl lwir_goals::run::Observer for Progress {
-    fn progress(&mut self, _goal: &str, progress: lwir_goals::run::Progress<'_>) {
+    fn progress(&mut self, goal: &str, progress: lwir_goals::run::Progress<'_>) {
         use lwir_goals::run::Progress as P;
         if self.quiet {
             return;
@@ -837,7 +956,7 @@ impl lwir_goals::run::Observer for Progress {
                 format!("{work}: its answer was not recorded: {reason}")
             }
         };
-        eprintln!("lwirc: {}", sanitize(&line));
+        eprintln!("lwirc: {goal}: {}", sanitize(&line));
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Mutex;
 
 use lwir_goals::agent::{Agent, CallFailure};
 use lwir_goals::catalog::{Template, TemplateError, Templates};
@@ -27,9 +28,9 @@ pub const NO_INTERFACE: &str =
 /// registry would).
 #[derive(Default)]
 pub struct Catalog {
-    pub tampered: RefCell<Vec<String>>,
+    pub tampered: Mutex<Vec<String>>,
     /// Versions this registry does not have (another `--registry`, say).
-    pub missing: RefCell<Vec<String>>,
+    pub missing: Mutex<Vec<String>>,
 }
 
 fn notes_input() -> Value {
@@ -51,13 +52,13 @@ fn notes_output() -> Value {
 
 impl Templates for Catalog {
     fn template(&self, version: &str) -> Result<Template, TemplateError> {
-        if self.tampered.borrow().iter().any(|v| v == version) || version == CORRUPT {
+        if self.tampered.lock().unwrap().iter().any(|v| v == version) || version == CORRUPT {
             return Err(TemplateError::Corrupt {
                 version: version.into(),
                 detail: "objects/sha256/… does not hash to its name".into(),
             });
         }
-        if self.missing.borrow().iter().any(|v| v == version) {
+        if self.missing.lock().unwrap().iter().any(|v| v == version) {
             return Err(TemplateError::NotRegistered {
                 version: version.into(),
                 registry: "another registry".into(),

@@ -1,0 +1,206 @@
+//! `lwirc goal serve` and `goal tick`: many goals at once, planner calls bounded across
+//! them without holding up ready work, and a clean stop on SIGTERM.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for draft in [
+        "examples/issue-triage/draft.json",
+        "examples/goals/triage-lite.json",
+    ] {
+        let out = lwirc(
+            dir.path(),
+            &[
+                "register",
+                &root().join(draft).display().to_string(),
+                "-d",
+                &example("workflow.json"),
+            ],
+        );
+        assert_exit(&out, 0);
+    }
+    dir
+}
+
+/// The example goal, made distinct by `n`.
+fn goal(d: &Path, n: usize) -> String {
+    let mut file: Value =
+        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+            .unwrap();
+    file["objective"] = json!(format!("Triage number {n}."));
+    let path = write_json(d, &format!("goal-{n}.json"), &file);
+    let out = lwirc(d, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+fn show(d: &Path, goal: &str) -> Value {
+    let out = lwirc(d, &["goal", "show", goal, "--format", "json"]);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
+    let dir = setup();
+    let d = dir.path();
+    let goals: Vec<String> = (0..5).map(|n| goal(d, n)).collect();
+    // Goals 0–2 are eligible: their root failed twice.
+    for g in &goals[..3] {
+        for e in ["e1", "e2"] {
+            assert_exit(
+                &lwirc(d, &["goal", "report", g, "triage", "failed", "--error", e]),
+                0,
+            );
+        }
+    }
+    let planners = d.join("planners");
+    std::fs::create_dir(&planners).unwrap();
+    let log = d.join("planner.log");
+    let answer = root()
+        .join("examples/goals/planner/call-1.json")
+        .display()
+        .to_string();
+    // A slow planner that counts how many planners run at once.
+    let planner = script(
+        d,
+        "slow-planner.sh",
+        &format!(
+            "cat >/dev/null; me={p}/$LWIRC_GOAL; : > $me; echo \"start $(ls {p} | wc -l)\" >> {l}; sleep 2; rm $me; echo end >> {l}; cat {answer}",
+            p = planners.display(),
+            l = log.display()
+        ),
+    );
+    let runner = script(
+        d,
+        "ok.sh",
+        "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
+    );
+    let mut serve = command(
+        d,
+        &[
+            "goal",
+            "serve",
+            "--runner",
+            &runner,
+            "--planner",
+            &planner,
+            "--max-planner-calls",
+            "2",
+            "--interval",
+            "0.05",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    // Goals 3 and 4 had ready work: it is done while the planners are still thinking.
+    wait_for("the ready goals to succeed", || {
+        goals[3..]
+            .iter()
+            .all(|g| show(d, g)["status"] == "succeeded")
+    });
+    let so_far = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !so_far.contains("end"),
+        "ready work waited for a planner: {so_far}"
+    );
+    // Every eligible goal gets its replan, never more than two at once.
+    wait_for("the replans", || {
+        goals[..3]
+            .iter()
+            .all(|g| show(d, g)["status"] == "awaiting-review")
+    });
+    let starts: Vec<u32> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("start "))
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    assert_eq!(starts.len(), 3, "one planner call per eligible goal");
+    assert!(starts.iter().all(|&n| n <= 2), "{starts:?}");
+    assert!(
+        starts.contains(&2),
+        "the planner calls did not overlap: {starts:?}"
+    );
+
+    // An approval wakes a quiescent goal: its new generation is dispatched.
+    assert_exit(&lwirc(d, &["goal", "approve", &goals[0], "p1"]), 0);
+    wait_for("the approved goal to succeed", || {
+        show(d, &goals[0])["status"] == "succeeded"
+    });
+
+    // SIGTERM: a clean stop.
+    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    let status = serve.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    for g in &goals {
+        let p = show(d, g);
+        assert!(
+            p["work"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|w| w["status"] != "running"),
+            "{p}"
+        );
+        assert!(
+            p["plans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["status"] != "in-progress" && p["status"] != "interrupted")
+        );
+    }
+    // Nothing holds a goal any more: a `goal run` can take one.
+    let out = lwirc(d, &["goal", "run", &goals[1], "--runner", &runner]);
+    assert_exit(&out, 1);
+    assert!(stdout(&out).contains("awaiting-review"), "{}", stdout(&out));
+}
+
+#[test]
+fn tick_does_one_step_per_goal() {
+    let dir = setup();
+    let d = dir.path();
+    let a = goal(d, 0);
+    let b = goal(d, 1);
+    let runner = script(
+        d,
+        "fail.sh",
+        "cat >/dev/null; echo '{\"kind\":\"failed\",\"error\":\"nope\"}'",
+    );
+    let out = lwirc(
+        d,
+        &["goal", "tick", "--runner", &runner, "--format", "json"],
+    );
+    assert_exit(&out, 0);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["dispatched"], 2);
+    assert_eq!(report["failed"], 2);
+    for g in [&a, &b] {
+        assert_eq!(show(d, g)["attempts"]["used"], 1, "one step, one attempt");
+    }
+    // Without a planner an eligible goal is left as it is.
+    assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
+    assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
+    for g in [&a, &b] {
+        let p = show(d, g);
+        assert_eq!(p["status"], "eligible");
+        assert_eq!(p["attempts"]["used"], 2);
+    }
+}
