@@ -104,6 +104,7 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
                 max_total_attempts: 6,
                 attempts_used: 2,
                 wall_time_left_s: 3600,
+                adaptation: false,
             },
         },
     };

@@ -33,7 +33,7 @@ pub struct Bounds {
     pub max_planned_items: u32,
     /// Items planned by earlier replans that were applied.
     pub planned_items: u32,
-    /// Replans the goal allows and those used, this one included.
+    /// Replans (or, for an adaptation, adaptations) the goal allows.
     pub max_replans: u32,
     /// Replans used, this one included.
     pub replans_used: u32,
@@ -43,6 +43,8 @@ pub struct Bounds {
     pub attempts_used: u32,
     /// Seconds of `max_wall_time_s` left (0: spent).
     pub wall_time_left_s: u64,
+    /// Whether the plan is an adaptation (`max_replans` then holds `max_adaptations`).
+    pub adaptation: bool,
 }
 
 /// What the plan is checked as.
@@ -385,14 +387,19 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
             );
         }
         if b.replans_used > b.max_replans {
+            let (what, field) = if b.adaptation {
+                ("adaptations", "max_adaptations")
+            } else {
+                ("replans", "max_replans")
+            };
             bound(
                 whole,
                 "",
                 format!(
-                    "the goal allows {} replans (max_replans); this would be replan {}",
+                    "the goal allows {} {what} ({field}); this would be number {}",
                     b.max_replans, b.replans_used
                 ),
-                "the goal's replan budget is spent",
+                "the goal's budget for them is spent",
             );
         }
         let left = b.max_total_attempts.saturating_sub(b.attempts_used);

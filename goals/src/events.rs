@@ -61,6 +61,10 @@ pub struct Started {
     /// watches; `false` for a start an external runtime reported.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dispatched: bool,
+    /// The generation when it was dispatched (an adaptation trigger compares it with the
+    /// generation when it ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u32>,
 }
 
 /// `work.succeeded`: an attempt succeeded with an output.
@@ -97,7 +101,7 @@ pub struct Failed {
 pub struct Requested {
     /// The plan id (`p1`, `p2`, …).
     pub plan: String,
-    /// `replan`.
+    /// `replan` or `adapt`.
     pub kind: String,
     /// The generation the replan starts from.
     pub generation: u32,
@@ -160,6 +164,16 @@ pub struct Applied {
     pub root: String,
     /// Who applied it (`auto_apply`, or the person who approved it).
     pub by: String,
+    /// The pending items a revision left out: `obsolete` from now on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub obsoleted: Vec<String>,
+}
+
+/// `plan.kept`: an adaptation's planner kept the plan as it is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    /// The plan id.
+    pub plan: String,
 }
 
 /// `plan.attention`: the planner (or its reviewer) asked for a person.
@@ -250,6 +264,8 @@ pub enum GoalEvent {
     Retry(Retry),
     /// `goal.cancelled`
     Cancelled(Cancelled),
+    /// `plan.kept`
+    Kept(Kept),
     /// A kind this lwirc does not know.
     Other(String),
 }
@@ -303,4 +319,5 @@ kinds! {
     PlanFailed = "plan.failed",
     Retry = "plan.retry",
     Cancelled = "goal.cancelled",
+    Kept = "plan.kept",
 }

@@ -88,12 +88,36 @@ pub struct Replanning {
     /// Revision rounds a reviewer may ask for in one replan (default 2).
     #[serde(default = "two")]
     pub max_review_rounds: u32,
-    /// `off`, `on-failure` or `every-step` (run by `goal run`; default `off`).
+    /// `off`, `on-failure` or `every-step`, or a preset: `conservative` (on-failure),
+    /// `adaptive` (every-step); default `off`. See [`Replanning::adaptation_mode`].
     #[serde(default = "off")]
     pub adaptation: String,
     /// Adaptations allowed over the goal's life (default 0).
     #[serde(default)]
     pub max_adaptations: u32,
+}
+
+/// When `goal run` asks the planner to revise the remaining plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adaptation {
+    /// Never.
+    Off,
+    /// After a failed attempt.
+    OnFailure,
+    /// After every attempt that ends.
+    EveryStep,
+}
+
+impl Replanning {
+    /// `adaptation` with its presets resolved (`conservative` is `on-failure`, `adaptive`
+    /// is `every-step`). The goal file is frozen as written, so the resolution is too.
+    pub fn adaptation_mode(&self) -> Adaptation {
+        match self.adaptation.as_str() {
+            "on-failure" | "conservative" => Adaptation::OnFailure,
+            "every-step" | "adaptive" => Adaptation::EveryStep,
+            _ => Adaptation::Off,
+        }
+    }
 }
 
 /// `limits`.

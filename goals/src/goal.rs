@@ -676,6 +676,8 @@ impl Goals<'_> {
                         work: work.to_owned(),
                         attempt: view.attempts + 1,
                         dispatched: *report == Report::Dispatched,
+                        generation: (*report == Report::Dispatched)
+                            .then(|| loaded.fold.generation.unwrap_or(0)),
                     })
                     .data(),
                 ),
@@ -1092,19 +1094,34 @@ impl Goals<'_> {
 
     /// Checks eligibility, opens the next plan's log and records `plan.requested`.
     fn begin_replan(&self, id: &str) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
+        self.begin_plan(id, "replan", &|_, projection| {
+            if projection.status == Status::Eligible {
+                Ok(())
+            } else {
+                Err(format!(
+                    "goal `{id}` is not eligible for a replan: it is {} — {}",
+                    projection.status.as_str(),
+                    projection.reason
+                ))
+            }
+        })
+    }
+
+    /// Checks that goal `id` allows a plan of `kind` now (`allowed`), opens the next plan's
+    /// log and records `plan.requested`.
+    pub(crate) fn begin_plan(
+        &self,
+        id: &str,
+        kind: &str,
+        allowed: &dyn Fn(&Loaded, &Projection) -> Result<(), String>,
+    ) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
             if self.recover(&loaded)? {
                 continue;
             }
             let projection = self.project(&loaded);
-            if projection.status != Status::Eligible {
-                return Err(GoalError::Refused(format!(
-                    "goal `{id}` is not eligible for a replan: it is {} — {}",
-                    projection.status.as_str(),
-                    projection.reason
-                )));
-            }
+            allowed(&loaded, &projection).map_err(GoalError::Refused)?;
             let replanning = loaded
                 .file
                 .replanning
@@ -1127,7 +1144,7 @@ impl Goals<'_> {
                 .fold
                 .plans
                 .iter()
-                .filter(|p| p.kind == "replan")
+                .filter(|p| p.kind != "initial")
                 .count()
                 + 1;
             let plan = format!("p{n}");
@@ -1135,7 +1152,7 @@ impl Goals<'_> {
                 Ok(log) => log,
                 Err(StoreError::Busy { .. }) => {
                     return Err(GoalError::Refused(format!(
-                        "goal `{id}` is not eligible for a replan: another replan ({plan}) is starting"
+                        "goal `{id}` is not eligible for a {kind}: another plan ({plan}) is starting"
                     )));
                 }
                 Err(e) => return Err(e.into()),
@@ -1143,7 +1160,7 @@ impl Goals<'_> {
             let context = self.context(&loaded);
             let requested = events::Requested {
                 plan: plan.clone(),
-                kind: "replan".into(),
+                kind: kind.into(),
                 generation: loaded.fold.generation.unwrap_or(0),
                 context_hash: context_hash(&context),
                 by: self.by.clone(),
@@ -1166,7 +1183,7 @@ impl Goals<'_> {
 
     /// The prior cycles' context a replan is given: every failed attempt and every plan's
     /// outcome so far.
-    fn context(&self, loaded: &Loaded) -> serde_json::Value {
+    pub(crate) fn context(&self, loaded: &Loaded) -> serde_json::Value {
         let failures: Vec<serde_json::Value> = loaded
             .fold
             .items
@@ -1224,24 +1241,7 @@ impl Goals<'_> {
         if let Some(m) = manifest.as_object_mut() {
             m.insert("outerLoopContextHash".into(), context_hash(&context).into());
         }
-        let catalog: Vec<serde_json::Value> = loaded
-            .file
-            .templates
-            .iter()
-            .map(|(name, entry)| {
-                let t = loaded.catalog.get(name);
-                serde_json::json!({
-                    "name": name,
-                    "version": entry.version,
-                    "root": entry.root,
-                    "max_attempts": entry.max_attempts,
-                    "workflow": t.map(|t| t.workflow.clone()),
-                    "description": t.and_then(|t| t.description.clone()),
-                    "input": t.map(|t| t.input.clone()),
-                    "output": t.map(|t| t.output.clone()),
-                })
-            })
-            .collect();
+        let catalog = catalog_json(loaded);
         let wall_left = loaded.fold.created.as_ref().map_or(0, |c| {
             (c.created_unix_s + loaded.file.limits.max_wall_time_s).saturating_sub((self.now)())
         });
@@ -1325,7 +1325,7 @@ impl Goals<'_> {
                     .and_then(Node::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                let (findings, plan) = self.check_plan(loaded, &doc, &items, &root, 1);
+                let (findings, plan) = self.check_plan(loaded, &doc, &items, &root, false);
                 match plan {
                     Some(_) => Answer::Proposal((items, root)),
                     None => refused(Some(Box::new(doc)), findings),
@@ -1354,15 +1354,15 @@ impl Goals<'_> {
         }
     }
 
-    /// The checks of a proposal against the goal as it stands (`this_replan`: 1 when the
-    /// plan being checked is already counted among the used replans).
-    fn check_plan(
+    /// The checks of a proposal against the goal as it stands; `adaptation`: the plan is a
+    /// revision, bounded by `max_adaptations` instead of `max_replans`.
+    pub(crate) fn check_plan(
         &self,
         loaded: &Loaded,
         doc: &SpannedDocument,
         items: &[ItemSpec],
         root: &str,
-        _this_replan: u32,
+        adaptation: bool,
     ) -> (Vec<Finding>, Option<check::Plan>) {
         let projection = self.project(loaded);
         let active: Vec<Active> = projection
@@ -1382,11 +1382,22 @@ impl Goals<'_> {
             max_items_per_plan: r.map_or(0, |r| r.max_items_per_plan),
             max_planned_items: r.map_or(0, |r| r.max_planned_items),
             planned_items: projection.planned_items.used,
-            max_replans: r.map_or(0, |r| r.max_replans),
-            replans_used: projection.replans.used,
+            max_replans: r.map_or(0, |r| {
+                if adaptation {
+                    r.max_adaptations
+                } else {
+                    r.max_replans
+                }
+            }),
+            replans_used: if adaptation {
+                projection.adaptations.used
+            } else {
+                projection.replans.used
+            },
             max_total_attempts: projection.attempts.max,
             attempts_used: projection.attempts.used,
             wall_time_left_s: wall,
+            adaptation,
         };
         let cx = check::Context {
             document: doc,
@@ -1400,7 +1411,7 @@ impl Goals<'_> {
 
     /// Materializes plan `plan` (idempotently: exact matches are reused, a conflicting item
     /// fails closed) and records `plan.applied`; the new generation.
-    fn apply(&self, id: &str, plan: &str, by: &str) -> Result<u32, GoalError> {
+    pub(crate) fn apply(&self, id: &str, plan: &str, by: &str) -> Result<u32, GoalError> {
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
             refuse_if_cancelled(&loaded)?;
@@ -1429,8 +1440,13 @@ impl Goals<'_> {
             // Items already materialized by an earlier, interrupted apply are active work
             // to `check_plan` only if the root was applied, which it was not: check against
             // the generation before.
-            let (mut findings, checked) =
-                self.check_plan(&loaded, &doc, &proposal.items, &proposal.root, 1);
+            let (mut findings, checked) = self.check_plan(
+                &loaded,
+                &doc,
+                &proposal.items,
+                &proposal.root,
+                p.kind == "adapt",
+            );
             // Invariant 6: every template still matches its frozen digest, re-hashed now.
             for (i, item) in proposal.items.iter().enumerate() {
                 let Some(entry) = loaded.file.templates.get(&item.template) else {
@@ -1598,11 +1614,42 @@ impl Goals<'_> {
             )?;
             seq = e.seq;
         }
+        // A revision of the remaining plan obsoletes the pending items its root no longer
+        // needs; completed and running ones stay what they are.
+        let mut obsoleted = Vec::new();
+        if loaded.fold.plan(plan).is_some_and(|p| p.kind == "adapt") {
+            let new_items: BTreeMap<String, &check::Planned> =
+                checked.items.iter().map(|i| (id_of(&i.key), i)).collect();
+            let mut reached = std::collections::BTreeSet::new();
+            let mut stack = vec![id_of(&checked.root)];
+            while let Some(id) = stack.pop() {
+                if !reached.insert(id.clone()) {
+                    continue;
+                }
+                match new_items.get(&id) {
+                    Some(item) => stack.extend(item.depends_on.iter().map(|k| id_of(k))),
+                    None => {
+                        if let Some(existing) = loaded.fold.item(&id) {
+                            stack.extend(existing.spec.after.iter().cloned());
+                        }
+                    }
+                }
+            }
+            obsoleted = self
+                .project(loaded)
+                .work
+                .iter()
+                .filter(|w| !matches!(w.status, WorkStatus::Succeeded | WorkStatus::Running))
+                .filter(|w| !reached.contains(&w.id))
+                .map(|w| w.id.clone())
+                .collect();
+        }
         let applied = events::Applied {
             plan: plan.to_owned(),
             generation,
             root: id_of(&checked.root),
             by: by.to_owned(),
+            obsoleted,
         };
         self.store.append(
             &loaded.id,
@@ -1806,7 +1853,7 @@ fn read_verdict(answer: &[u8]) -> Result<(&'static str, Option<String>), String>
     }
 }
 
-fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_owned()
     } else {
@@ -1816,7 +1863,7 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-fn goal_summary(loaded: &Loaded) -> serde_json::Value {
+pub(crate) fn goal_summary(loaded: &Loaded) -> serde_json::Value {
     serde_json::json!({
         "id": loaded.id,
         "name": loaded.file.goal,
@@ -1825,8 +1872,31 @@ fn goal_summary(loaded: &Loaded) -> serde_json::Value {
     })
 }
 
+/// The catalog as a replan or adapt request gives it: each template's name, version,
+/// root, ceiling, workflow, description and interface.
+pub(crate) fn catalog_json(loaded: &Loaded) -> Vec<serde_json::Value> {
+    loaded
+        .file
+        .templates
+        .iter()
+        .map(|(name, entry)| {
+            let t = loaded.catalog.get(name);
+            serde_json::json!({
+                "name": name,
+                "version": entry.version,
+                "root": entry.root,
+                "max_attempts": entry.max_attempts,
+                "workflow": t.map(|t| t.workflow.clone()),
+                "description": t.and_then(|t| t.description.clone()),
+                "input": t.map(|t| t.input.clone()),
+                "output": t.map(|t| t.output.clone()),
+            })
+        })
+        .collect()
+}
+
 /// `sha256:` of the RFC 8785 form of `context`.
-fn context_hash(context: &serde_json::Value) -> String {
+pub(crate) fn context_hash(context: &serde_json::Value) -> String {
     let bytes = serde_json::to_vec(context).unwrap_or_default();
     let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
     lwir_spec::canon::sha256_of(&canonical)
@@ -1846,7 +1916,7 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
 }
 
 /// The data of `plan.attention`.
-fn attention(plan: &str, rationale: &str, from: &str) -> serde_json::Value {
+pub(crate) fn attention(plan: &str, rationale: &str, from: &str) -> serde_json::Value {
     GoalEvent::Attention(events::Attention {
         plan: plan.to_owned(),
         rationale: rationale.to_owned(),

@@ -18,12 +18,14 @@
 //! | [`resolve`] | a work item's input, evaluated |
 //! | [`agent`] | planners and reviewers (external commands) |
 //! | [`runner`] | runners: the `lwir-runner/1` protocol, answers read strictly |
+//! | [`adapt`] | revising the remaining plan while a goal runs |
 //! | [`run`] | driving a goal: dispatch, record, retry, replan (`goal run`, `goal serve`) |
 //! | [`goal`] | the operations of `lwirc goal` |
 //!
 //! The goal file, the events, the replan and review requests and the invariants are
 //! specified in `lwir-spec/README.md` ("Goals").
 
+pub mod adapt;
 pub mod agent;
 pub mod catalog;
 pub mod check;

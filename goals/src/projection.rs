@@ -22,6 +22,8 @@ pub struct Attempt {
     pub state: AttemptState,
     /// Whether `goal run`/`goal serve` dispatched it (and so watches it).
     pub dispatched: bool,
+    /// The generation when it was dispatched.
+    pub generation: Option<u32>,
 }
 
 /// An attempt's state.
@@ -95,6 +97,8 @@ pub enum PlanState {
     Interrupted,
     /// No plan came of it: the planner failed or its proposal was refused.
     Failed,
+    /// An adaptation whose planner kept the plan as it is.
+    Kept,
 }
 
 /// A review receipt: the last verdict on a plan.
@@ -118,7 +122,7 @@ pub struct Receipt {
 pub struct Plan {
     /// `p0` (generation 0), `p1`, ….
     pub id: String,
-    /// `initial` or `replan`.
+    /// `initial`, `replan` or `adapt`.
     pub kind: &'static str,
     /// Where it stands.
     pub state: PlanState,
@@ -164,6 +168,8 @@ pub struct Fold {
     pub cancelled: Option<(crate::events::Cancelled, String)>,
     /// The seq of the last event.
     pub last_seq: u64,
+    /// Pending items revisions left out.
+    pub obsolete: std::collections::HashSet<String>,
 }
 
 impl Fold {
@@ -253,6 +259,7 @@ impl Fold {
                     n: e.attempt,
                     state: AttemptState::Running,
                     dispatched: e.dispatched,
+                    generation: e.generation,
                 });
                 self.attempts_used += 1;
             }
@@ -274,7 +281,7 @@ impl Fold {
                 }
                 self.plans.push(Plan {
                     id: e.plan,
-                    kind: "replan",
+                    kind: if e.kind == "adapt" { "adapt" } else { "replan" },
                     state: PlanState::Requested,
                     charged: true,
                     generation: e.generation,
@@ -330,6 +337,7 @@ impl Fold {
                 }
                 self.generation = Some(e.generation);
                 self.active_root = Some(e.root);
+                self.obsolete.extend(e.obsoleted);
             }
             GoalEvent::Attention(e) => {
                 let plan = self.plan_mut(&e.plan)?;
@@ -355,6 +363,11 @@ impl Fold {
                 self.plan_mut(&e.plan)?.retried_by = Some(e.by);
             }
             GoalEvent::Cancelled(e) => self.cancelled = Some((e, time.to_owned())),
+            GoalEvent::Kept(e) => {
+                let plan = self.plan_mut(&e.plan)?;
+                plan.state = PlanState::Kept;
+                plan.outcome = Some("the planner kept the plan as it is".into());
+            }
             GoalEvent::Other(_) => {}
         }
         Ok(())
@@ -371,6 +384,7 @@ impl Fold {
                     n: attempt,
                     state,
                     dispatched: false,
+                    generation: None,
                 });
                 self.attempts_used += 1;
             }
@@ -456,6 +470,8 @@ pub enum WorkStatus {
     Blocked,
     /// Not in the active generation.
     Superseded,
+    /// A pending item a revision of the plan left out.
+    Obsolete,
 }
 
 /// `{id, key}` of a root.
@@ -599,6 +615,8 @@ pub struct Projection {
     pub attempts: Used,
     /// Charged replans.
     pub replans: Used,
+    /// Charged adaptations (revisions of the remaining plan by `goal run`).
+    pub adaptations: Used,
     /// Items planned by applied replans.
     pub planned_items: Used,
     /// Every plan, generation 0's first.
@@ -657,6 +675,8 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             WorkStatus::Succeeded
         } else if item.running().is_some() {
             WorkStatus::Running
+        } else if !in_active[i] && fold.obsolete.contains(&item.spec.work) {
+            WorkStatus::Obsolete
         } else if !in_active[i] {
             WorkStatus::Superseded
         } else {
@@ -742,6 +762,7 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             PlanState::Attention => "attention",
             PlanState::Interrupted => "interrupted",
             PlanState::Failed => "failed",
+            PlanState::Kept => "kept",
         }
     };
     let plans: Vec<PlanView> = fold
@@ -772,9 +793,16 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
         .collect();
     let replans = fold.plans.iter().filter(|p| p.kind == "replan");
     let replans_used = replans.clone().filter(|p| p.charged).count() as u32;
-    let planned_used: u32 = replans
-        .clone()
-        .filter(|p| p.state == PlanState::Applied)
+    let adaptations_used = fold
+        .plans
+        .iter()
+        .filter(|p| p.kind == "adapt" && p.charged)
+        .count() as u32;
+    // Items planned by replans and revisions alike.
+    let planned_used: u32 = fold
+        .plans
+        .iter()
+        .filter(|p| p.kind != "initial" && p.state == PlanState::Applied)
         .map(|p| p.materialized.len() as u32)
         .sum();
 
@@ -784,7 +812,7 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
         planner_no_proposal: 0,
     };
     for (p, v) in fold.plans.iter().zip(&plans) {
-        if p.kind != "replan" || !p.charged {
+        if p.kind == "initial" || !p.charged {
             continue;
         }
         let ended_without_plan = matches!(
@@ -850,15 +878,6 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             "generation 0 is being materialized; run `lwirc goal create` again to finish it"
                 .to_owned(),
         )
-    } else if any(WorkStatus::Ready) {
-        let n = active
-            .iter()
-            .filter(|&&i| status[i] == WorkStatus::Ready)
-            .count();
-        (
-            Status::Ready,
-            format!("{n} work item(s) ready; `lwirc goal next {goal_id}` lists them"),
-        )
     } else if let Some(v) = plans
         .iter()
         .find(|v| matches!(v.status, "awaiting-review" | "approved"))
@@ -875,6 +894,15 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             )
         };
         (Status::AwaitingReview, what)
+    } else if any(WorkStatus::Ready) {
+        let n = active
+            .iter()
+            .filter(|&&i| status[i] == WorkStatus::Ready)
+            .count();
+        (
+            Status::Ready,
+            format!("{n} work item(s) ready; `lwirc goal next {goal_id}` lists them"),
+        )
     } else {
         let cause = if replanning.is_none() {
             Some("the goal does not replan (no `replanning`)".to_owned())
@@ -974,6 +1002,10 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
         replans: Used {
             used: replans_used,
             max: max_replans,
+        },
+        adaptations: Used {
+            used: adaptations_used,
+            max: replanning.map_or(0, |r| r.max_adaptations),
         },
         planned_items: Used {
             used: planned_used,

@@ -75,6 +75,8 @@ pub enum Progress<'a> {
     },
     /// A replan ended.
     Replanned(&'a Replanned),
+    /// An adaptation ended.
+    Adapted(&'a crate::adapt::Adapted),
     /// A finished attempt could not be recorded (the goal refused it).
     NotRecorded {
         /// The work id.
@@ -107,6 +109,8 @@ pub enum Step {
     Wait,
     /// The goal is eligible: a replan is what can be done next.
     Replan,
+    /// An attempt's end triggers an adaptation of the remaining plan.
+    Adapt(crate::adapt::Trigger),
     /// Nothing more can be done by this driver: the goal's status says why.
     Stop,
 }
@@ -130,6 +134,8 @@ pub struct RunReport {
     pub interrupted: u32,
     /// The replans this run asked for: plan id and how each ended.
     pub replans: Vec<(String, String)>,
+    /// The adaptations this run asked for: plan id and how each ended.
+    pub adaptations: Vec<(String, String)>,
 }
 
 /// One goal being driven.
@@ -139,6 +145,8 @@ pub struct Driver<'g> {
     _guard: RunGuard,
     /// Attempts in flight: work id → attempt.
     inflight: BTreeMap<String, u32>,
+    /// The first attempt that ended since the last look, for the adaptation trigger.
+    ended: Option<crate::adapt::Trigger>,
     report: RunReport,
 }
 
@@ -159,6 +167,7 @@ impl<'g> Driver<'g> {
             id: id.to_owned(),
             _guard: guard,
             inflight: BTreeMap::new(),
+            ended: None,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -168,6 +177,7 @@ impl<'g> Driver<'g> {
                 failed: 0,
                 interrupted: 0,
                 replans: Vec::new(),
+                adaptations: Vec::new(),
             },
         };
         driver.recover(observer)?;
@@ -225,6 +235,11 @@ impl<'g> Driver<'g> {
         'g: 'env,
     {
         let loaded = self.goals.load(&self.id)?;
+        if let Some(trigger) = self.ended.take()
+            && self.goals.adaptation_due(&loaded, &trigger).is_none()
+        {
+            return Ok(Step::Adapt(trigger));
+        }
         let projection = self.goals.project(&loaded);
         self.report.status = projection.status;
         self.report.reason = projection.reason.clone();
@@ -421,6 +436,26 @@ impl<'g> Driver<'g> {
         };
         match self.goals.report(&self.id, &done.work, &report) {
             Ok(_) => {
+                if self.ended.is_none() {
+                    let generation =
+                        self.goals
+                            .load(&self.id)?
+                            .fold
+                            .item(&done.work)
+                            .and_then(|i| {
+                                i.attempts
+                                    .iter()
+                                    .find(|a| a.n == done.attempt)
+                                    .and_then(|a| a.generation)
+                            });
+                    self.ended = Some(crate::adapt::Trigger {
+                        work: done.work.clone(),
+                        key: done.key.clone(),
+                        attempt: done.attempt,
+                        succeeded,
+                        generation: generation.unwrap_or(0),
+                    });
+                }
                 if succeeded {
                     self.report.succeeded += 1;
                 } else {
@@ -472,6 +507,22 @@ impl<'g> Driver<'g> {
             } => (plan, "failed (not charged)".to_owned()),
         };
         self.report.replans.push((plan.clone(), how));
+    }
+
+    /// Notes an adaptation's outcome in the report.
+    pub fn adapted(&mut self, outcome: &crate::adapt::Adapted) {
+        use crate::adapt::Adapted;
+        let (plan, how) = match outcome {
+            Adapted::NotTriggered(_) => return,
+            Adapted::Kept { plan } => (plan, "kept".to_owned()),
+            Adapted::Revised {
+                plan, generation, ..
+            } => (plan, format!("revised, generation {generation}")),
+            Adapted::AwaitingReview { plan } => (plan, "awaiting review".to_owned()),
+            Adapted::Attention { plan, .. } => (plan, "attention".to_owned()),
+            Adapted::Failed { plan, .. } => (plan, "failed".to_owned()),
+        };
+        self.report.adaptations.push((plan.clone(), how));
     }
 
     /// The report so far, with the goal's status now.
@@ -563,6 +614,14 @@ impl Goals<'_> {
                             return Ok(());
                         }
                     }
+                    Step::Adapt(trigger) => {
+                        let Some(planner) = planner.as_deref_mut() else {
+                            continue;
+                        };
+                        let outcome = self.adapt(id, &trigger, planner)?;
+                        driver.adapted(&outcome);
+                        observer.progress(id, Progress::Adapted(&outcome));
+                    }
                     Step::Stop => return Ok(()),
                 }
             })();
@@ -643,6 +702,8 @@ impl Goals<'_> {
         let (done_tx, done_rx) = std::sync::mpsc::channel::<Done>();
         let (plan_tx, plan_rx) =
             std::sync::mpsc::channel::<(String, Result<Replanned, GoalError>)>();
+        let (adapt_tx, adapt_rx) =
+            std::sync::mpsc::channel::<(String, Result<crate::adapt::Adapted, GoalError>)>();
         std::thread::scope(|scope| -> Result<(), GoalError> {
             let mut first = true;
             loop {
@@ -715,6 +776,20 @@ impl Goals<'_> {
                                     Self::park(self, &id, &mut quiescent, &mut drivers);
                                 }
                             },
+                            Step::Adapt(trigger) => match service.planner {
+                                Some(make) if planning.len() < service.max_planner_calls => {
+                                    planning.insert(id.clone());
+                                    let tx = adapt_tx.clone();
+                                    let goal = id.clone();
+                                    scope.spawn(move || {
+                                        let mut planner = make();
+                                        let outcome = self.adapt(&goal, &trigger, &mut *planner);
+                                        let _ = tx.send((goal, outcome));
+                                    });
+                                }
+                                // No planner, or no free slot: the plan goes on as it is.
+                                _ => {}
+                            },
                             Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers),
                         }
                     }
@@ -761,6 +836,20 @@ impl Goals<'_> {
                             Err(e) => {
                                 report.skipped.insert(goal.clone(), e.to_string());
                                 Self::park(self, &goal, &mut quiescent, &mut drivers);
+                            }
+                        }
+                    }
+                    while let Ok((goal, outcome)) = adapt_rx.try_recv() {
+                        planning.remove(&goal);
+                        match outcome {
+                            Ok(outcome) => {
+                                if let Some(driver) = drivers.get_mut(&goal) {
+                                    driver.adapted(&outcome);
+                                }
+                                observer.progress(&goal, Progress::Adapted(&outcome));
+                            }
+                            Err(e) => {
+                                report.skipped.insert(goal.clone(), e.to_string());
                             }
                         }
                     }

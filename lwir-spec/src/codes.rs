@@ -2121,6 +2121,30 @@ code_table! {
     /// ## Fix safety
     /// Nothing to fix in the goal.
     RunnerAnswerInvalid = "LW1018", "runner-answer-invalid", Runner, Error, Stable;
+
+    /// A revision of the plan changes work that has already run.
+    ///
+    /// ## What it does
+    /// An adaptation (`replanning.adaptation`) lets the planner revise the *remaining* plan
+    /// while a goal runs. Its `revise` answer may repeat an item of the active generation
+    /// only unchanged. Reported for a repeated item whose template, input or dependencies
+    /// differ from the item's, when that item has succeeded or is running (for a pending item
+    /// the finding is LW1002: give the changed item a new key, and the pending one becomes
+    /// obsolete).
+    ///
+    /// ## Why it matters
+    /// Completed and running work is history: its outputs were read, its attempts counted.
+    /// A revision only decides what happens next.
+    ///
+    /// ## Example
+    /// Bad: `{"key": "fetch", "template": "fetch", "input": {"repo": "other/repo"}}` where
+    /// `fetch` already succeeded with `acme/widgets`.
+    ///
+    /// Good: leave `fetch` out, or repeat it exactly; add new items after it.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    AltersFinishedWork = "LW1019", "alters-finished-work", Goal, Error, Stable;
 }
 
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).

@@ -952,6 +952,37 @@ impl lwir_goals::run::Observer for Progress {
                     format!("replan {plan}: failed: {}", excerpt(message, 300))
                 }
             },
+            P::Adapted(outcome) => {
+                use lwir_goals::adapt::Adapted as A;
+                match outcome {
+                    A::NotTriggered(_) => return,
+                    A::Kept { plan } => format!("adaptation {plan}: the planner kept the plan"),
+                    A::Revised {
+                        plan,
+                        generation,
+                        obsoleted,
+                    } => {
+                        format!(
+                            "adaptation {plan}: the remaining plan was revised, generation {generation} ({obsoleted} item(s) obsolete)"
+                        )
+                    }
+                    A::AwaitingReview { plan } => {
+                        format!("adaptation {plan}: a revision waits for review; dispatch pauses")
+                    }
+                    A::Attention { plan, rationale } => {
+                        format!(
+                            "adaptation {plan}: the planner asked for attention ({}); the plan goes on",
+                            excerpt(rationale, 300)
+                        )
+                    }
+                    A::Failed { plan, message, .. } => {
+                        format!(
+                            "adaptation {plan}: failed ({}); the plan goes on",
+                            excerpt(message, 300)
+                        )
+                    }
+                }
+            }
             P::NotRecorded { work, reason } => {
                 format!("{work}: its answer was not recorded: {reason}")
             }
