@@ -154,7 +154,7 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
     let text = stdout(&human);
     assert!(text.contains("status: succeeded"), "{text}");
     assert!(
-        text.contains("earlier generations (kept, not dispatched)"),
+        text.contains("outside the active generation (kept, not dispatched)"),
         "{text}"
     );
     assert!(text.contains("attempt 2: rate limited again"), "{text}");

@@ -1125,7 +1125,7 @@ fn show_human(p: &Projection) -> String {
         ));
     }
     out.push_str(&format!(
-        "  attempts {}/{} · replans {}/{} · planned items {}/{}\n",
+        "  attempts {}/{} · replans {}/{} · planned items {}/{}",
         p.attempts.used,
         p.attempts.max,
         p.replans.used,
@@ -1133,6 +1133,13 @@ fn show_human(p: &Projection) -> String {
         p.planned_items.used,
         p.planned_items.max
     ));
+    if p.adaptations.max > 0 {
+        out.push_str(&format!(
+            " · adaptations {}/{}",
+            p.adaptations.used, p.adaptations.max
+        ));
+    }
+    out.push('\n');
     if let Some(c) = &p.replan_consumption {
         out.push_str(&format!(
             "  replan consumption: reviewer_rejection {}, planner_no_proposal {}\n",
@@ -1151,7 +1158,7 @@ fn show_human(p: &Projection) -> String {
         .cloned()
         .collect();
     if !superseded.is_empty() {
-        out.push_str("\nearlier generations (kept, not dispatched):\n");
+        out.push_str("\noutside the active generation (kept, not dispatched):\n");
         work_table(&superseded, &mut out);
     }
     out.push_str("\nplans:\n");
