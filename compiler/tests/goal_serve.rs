@@ -204,3 +204,56 @@ fn tick_does_one_step_per_goal() {
         assert_eq!(p["attempts"]["used"], 2);
     }
 }
+
+#[test]
+fn a_killed_serve_loses_nothing() {
+    let dir = setup();
+    let d = dir.path();
+    let goals: Vec<String> = (0..2).map(|n| goal(d, n)).collect();
+    let started = d.join("started");
+    let runner = script(
+        d,
+        "hang-first.sh",
+        &format!(
+            "cat >/dev/null; echo x >> {s}; if [ \"$LWIRC_ATTEMPT\" = 1 ]; then sleep 30; fi; echo '{{\"kind\":\"succeeded\",\"output\":{{\"summary\":\"s\"}}}}'",
+            s = started.display()
+        ),
+    );
+    let mut serve = command(
+        d,
+        &["goal", "serve", "--runner", &runner, "--interval", "0.05"],
+    )
+    .spawn()
+    .unwrap();
+    wait_for("both runners", || {
+        std::fs::read_to_string(&started).map_or(0, |t| t.lines().count()) >= 2
+    });
+    serve.kill().unwrap();
+    serve.wait().unwrap();
+    for g in &goals {
+        assert_eq!(
+            show(d, g)["status"],
+            "running",
+            "the attempt in flight still shows"
+        );
+    }
+    // The next driver records both as interrupted and goes on.
+    let out = lwirc(
+        d,
+        &["goal", "tick", "--runner", &runner, "--format", "json"],
+    );
+    assert_exit(&out, 0);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["interrupted"], 2);
+    for g in &goals {
+        let p = show(d, g);
+        assert_eq!(p["status"], "succeeded", "{p}");
+        assert_eq!(p["attempts"]["used"], 2);
+        assert!(
+            p["work"][0]["errors"][0]
+                .as_str()
+                .unwrap()
+                .contains("interrupted")
+        );
+    }
+}
