@@ -10,23 +10,7 @@ use common::*;
 use serde_json::{Value, json};
 
 fn setup() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for draft in [
-        "examples/issue-triage/draft.json",
-        "examples/goals/triage-lite.json",
-    ] {
-        let out = lwirc(
-            dir.path(),
-            &[
-                "register",
-                &root().join(draft).display().to_string(),
-                "-d",
-                &example("workflow.json"),
-            ],
-        );
-        assert_exit(&out, 0);
-    }
-    dir
+    goal_registry()
 }
 
 /// A goal of `n` independent `triage-lite` items (`max_attempts` each) under a `triage`

@@ -10,25 +10,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{Value, json};
 
-/// A directory with a registry holding the two templates of `examples/goals/`.
 fn setup() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for draft in [
-        "examples/issue-triage/draft.json",
-        "examples/goals/triage-lite.json",
-    ] {
-        let out = lwirc(
-            dir.path(),
-            &[
-                "register",
-                &root().join(draft).display().to_string(),
-                "-d",
-                &example("workflow.json"),
-            ],
-        );
-        assert_exit(&out, 0);
-    }
-    dir
+    goal_registry()
 }
 
 fn goal_file() -> Value {

@@ -18,7 +18,9 @@ use serde::Serialize;
 use crate::agent::{Agent, CallFailure};
 use crate::events::{self, GoalEvent};
 use crate::file::{Adaptation, ItemSpec};
-use crate::goal::{GoalError, Goals, Loaded, attention, cut, finding_json, goal_summary};
+use crate::goal::{
+    GoalError, Goals, Loaded, attention, cut, finding_json, goal_summary, plan_failed,
+};
 use crate::projection::{Status, WorkStatus};
 
 /// Appends one event to the plan's log and the goal's.
@@ -181,14 +183,13 @@ impl Goals<'_> {
             Ok(answer) => answer,
             Err(CallFailure { kind, message }) => {
                 let charged = kind != lwir_repair::harness::FailureKind::NotStarted;
-                let data = GoalEvent::PlanFailed(events::PlanFailed {
-                    plan: plan.clone(),
+                let data = plan_failed(
+                    plan.clone(),
                     charged,
-                    code: kind.code().as_str().to_owned(),
-                    message: format!("the planner gave no answer: {message}"),
-                    findings: Vec::new(),
-                })
-                .data();
+                    kind.code().as_str().to_owned(),
+                    format!("the planner gave no answer: {message}"),
+                    Vec::new(),
+                );
                 append("plan.failed", data, &mut log)?;
                 return Ok(Adapted::Failed {
                     plan,
@@ -214,14 +215,13 @@ impl Goals<'_> {
                 "the revision was refused with {} finding(s)",
                 findings.iter().filter(|f| f.is_error()).count()
             );
-            let data = GoalEvent::PlanFailed(events::PlanFailed {
-                plan: plan.clone(),
-                charged: true,
-                code: code.as_str().to_owned(),
-                message: message.clone(),
-                findings: json,
-            })
-            .data();
+            let data = plan_failed(
+                plan.clone(),
+                true,
+                code.as_str().to_owned(),
+                message.clone(),
+                json,
+            );
             append("plan.failed", data, log)?;
             Ok(Adapted::Failed {
                 plan: plan.clone(),

@@ -4,7 +4,7 @@
 //! timeout and an output cap.
 
 use lwir_repair::harness::FailureKind;
-use lwir_repair::process::{self, Limits, PlannerCommand, RunFailure};
+use lwir_repair::process::{self, Limits, PlannerCommand};
 
 /// A call that gave no output to read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,12 +62,7 @@ impl Agent for ProcessAgent {
         match process::run(&self.command, request, &env, &self.limits) {
             Ok(output) => Ok(output.stdout),
             Err(e) => {
-                let kind = match &e {
-                    RunFailure::NotStarted { .. } => FailureKind::NotStarted,
-                    RunFailure::Exited { .. } | RunFailure::Io { .. } => FailureKind::Failed,
-                    RunFailure::TimedOut { .. } => FailureKind::TimedOut,
-                    RunFailure::TooLarge { .. } => FailureKind::TooLarge,
-                };
+                let kind = e.kind();
                 let tail = e.stderr_tail();
                 let message = if tail.is_empty() {
                     e.to_string()

@@ -919,14 +919,13 @@ impl Goals<'_> {
                 Ok(answer) => answer,
                 Err(CallFailure { kind, message }) => {
                     let charged = kind != lwir_repair::harness::FailureKind::NotStarted;
-                    let data = GoalEvent::PlanFailed(events::PlanFailed {
-                        plan: plan_id.clone(),
+                    let data = plan_failed(
+                        plan_id.clone(),
                         charged,
-                        code: kind.code().as_str().to_owned(),
-                        message: format!("the planner gave no answer: {message}"),
-                        findings: Vec::new(),
-                    })
-                    .data();
+                        kind.code().as_str().to_owned(),
+                        format!("the planner gave no answer: {message}"),
+                        Vec::new(),
+                    );
                     append("plan.failed", data, &mut log)?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
@@ -960,14 +959,13 @@ impl Goals<'_> {
                         .iter()
                         .find(|f| f.is_error())
                         .map_or(Code::InvalidProposal, |f| f.code);
-                    let data = GoalEvent::PlanFailed(events::PlanFailed {
-                        plan: plan_id.clone(),
-                        charged: true,
-                        code: code.as_str().to_owned(),
-                        message: message.clone(),
-                        findings: json,
-                    })
-                    .data();
+                    let data = plan_failed(
+                        plan_id.clone(),
+                        true,
+                        code.as_str().to_owned(),
+                        message.clone(),
+                        json,
+                    );
                     append("plan.failed", data, &mut log)?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
@@ -1493,14 +1491,13 @@ impl Goals<'_> {
                         .iter()
                         .find(|f| f.is_error())
                         .map_or(Code::InvalidProposal, |f| f.code);
-                    let data = GoalEvent::PlanFailed(events::PlanFailed {
-                        plan: plan.to_owned(),
-                        charged: true,
-                        code: code.as_str().to_owned(),
-                        message: "the plan was refused when it was materialized".into(),
-                        findings: json,
-                    })
-                    .data();
+                    let data = plan_failed(
+                        plan.to_owned(),
+                        true,
+                        code.as_str().to_owned(),
+                        "the plan was refused when it was materialized".into(),
+                        json,
+                    );
                     match self
                         .store
                         .append(id, "plan.failed", data, loaded.fold.last_seq)
@@ -1728,12 +1725,7 @@ impl Goals<'_> {
         .data();
         self.store
             .append(id, "plan.rejected", data, loaded.fold.last_seq)
-            .map_err(|e| match e {
-                StoreError::Conflict { .. } => GoalError::Refused(format!(
-                    "goal `{id}` changed meanwhile; look again with `lwirc goal show {id}`"
-                )),
-                e => e.into(),
-            })?;
+            .map_err(|e| changed_meanwhile(id, e))?;
         Ok(())
     }
 
@@ -1768,12 +1760,7 @@ impl Goals<'_> {
         .data();
         self.store
             .append(id, "plan.retry", data, loaded.fold.last_seq)
-            .map_err(|e| match e {
-                StoreError::Conflict { .. } => GoalError::Refused(format!(
-                    "goal `{id}` changed meanwhile; look again with `lwirc goal show {id}`"
-                )),
-                e => e.into(),
-            })?;
+            .map_err(|e| changed_meanwhile(id, e))?;
         Ok(())
     }
 
@@ -1921,6 +1908,35 @@ pub(crate) fn attention(plan: &str, rationale: &str, from: &str) -> serde_json::
         plan: plan.to_owned(),
         rationale: rationale.to_owned(),
         from: from.to_owned(),
+    })
+    .data()
+}
+
+/// A decision a person took on a view of the goal that another writer changed meanwhile is
+/// not taken again for them: they are told to look again.
+fn changed_meanwhile(id: &str, e: StoreError) -> GoalError {
+    match e {
+        StoreError::Conflict { .. } => GoalError::Refused(format!(
+            "goal `{id}` changed meanwhile; look again with `lwirc goal show {id}`"
+        )),
+        e => e.into(),
+    }
+}
+
+/// The data of `plan.failed`.
+pub(crate) fn plan_failed(
+    plan: String,
+    charged: bool,
+    code: String,
+    message: String,
+    findings: Vec<serde_json::Value>,
+) -> serde_json::Value {
+    GoalEvent::PlanFailed(events::PlanFailed {
+        plan,
+        charged,
+        code,
+        message,
+        findings,
     })
     .data()
 }

@@ -9,7 +9,7 @@
 //! fail to answer is a finding (LW1013–LW1018) recorded as the attempt's failure.
 
 use lwir_repair::harness::FailureKind;
-use lwir_repair::process::{self, Limits, PlannerCommand, RunFailure};
+use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::document::{self, Value};
 use lwir_spec::{Code, Node};
 
@@ -77,12 +77,7 @@ impl Runner for ProcessRunner {
         match process::run(&self.command, request, &env, &self.limits) {
             Ok(output) => Ok(output.stdout),
             Err(e) => {
-                let kind = match &e {
-                    RunFailure::NotStarted { .. } => FailureKind::NotStarted,
-                    RunFailure::Exited { .. } | RunFailure::Io { .. } => FailureKind::Failed,
-                    RunFailure::TimedOut { .. } => FailureKind::TimedOut,
-                    RunFailure::TooLarge { .. } => FailureKind::TooLarge,
-                };
+                let kind = e.kind();
                 // The process harness words its messages for planners.
                 let mut message = e.to_string().replace("planner", "runner");
                 let tail = e.stderr_tail();

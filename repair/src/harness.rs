@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use lwir_spec::Code;
 
-use crate::process::{self, Limits, PlannerCommand, RunFailure};
+use crate::process::{self, Limits, PlannerCommand};
 use crate::protocol::{self, Answer, Request};
 
 /// A planner's answer to one call.
@@ -125,12 +125,7 @@ impl Planner for ProcessPlanner {
         let env = request.env();
         let env: Vec<(&str, String)> = env.into_iter().collect();
         let output = process::run(&self.command, bytes, &env, &self.limits).map_err(|e| {
-            let kind = match &e {
-                RunFailure::NotStarted { .. } => FailureKind::NotStarted,
-                RunFailure::Exited { .. } | RunFailure::Io { .. } => FailureKind::Failed,
-                RunFailure::TimedOut { .. } => FailureKind::TimedOut,
-                RunFailure::TooLarge { .. } => FailureKind::TooLarge,
-            };
+            let kind = e.kind();
             PlannerFailure {
                 kind,
                 message: e.to_string(),

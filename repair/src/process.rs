@@ -199,6 +199,17 @@ pub enum RunFailure {
 }
 
 impl RunFailure {
+    /// Its kind, as a planner's failure is classified (LW801–LW804).
+    pub fn kind(&self) -> crate::harness::FailureKind {
+        use crate::harness::FailureKind;
+        match self {
+            Self::NotStarted { .. } => FailureKind::NotStarted,
+            Self::Exited { .. } | Self::Io { .. } => FailureKind::Failed,
+            Self::TimedOut { .. } => FailureKind::TimedOut,
+            Self::TooLarge { .. } => FailureKind::TooLarge,
+        }
+    }
+
     /// The last 4 KiB of the planner's standard error, lossily decoded and trimmed; `""`
     /// when there is none (the planner did not start, or an I/O failure).
     pub fn stderr_tail(&self) -> &str {

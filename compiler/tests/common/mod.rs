@@ -122,3 +122,25 @@ pub(crate) fn scripted_planner(answers_dir: &str) -> String {
         root().join("examples/planners/scripted.sh").display()
     )
 }
+
+/// A temporary directory whose `.lwir/registry` holds the two templates of
+/// `examples/goals/` (the issue-triage draft and `triage-lite.json`).
+pub(crate) fn goal_registry() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for draft in [
+        "examples/issue-triage/draft.json",
+        "examples/goals/triage-lite.json",
+    ] {
+        let out = lwirc(
+            dir.path(),
+            &[
+                "register",
+                &root().join(draft).display().to_string(),
+                "-d",
+                &example("workflow.json"),
+            ],
+        );
+        assert_exit(&out, 0);
+    }
+    dir
+}
