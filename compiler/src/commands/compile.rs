@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use lwir_repair::harness::ProcessPlanner;
 use lwir_repair::repair_loop::Bounds;
 use lwirc::registry::Registry;
 use lwirc::render::terminal::sanitize;
@@ -69,7 +68,6 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let command = args.planner.command()?;
     let limits = args.planner.limits()?;
     if args.input.as_deref() == Some("-") && args.definition == "-" {
         bail!("only one of WORKFLOW and --input can be `-` (standard input)");
@@ -93,37 +91,44 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         input,
         max_repair_attempts: args.planner.max_attempts,
         max_planner_calls: args.planner.max_planner_calls,
-        planner: command.to_string(),
+        planner: args.planner.describe(&prepared)?,
         limits,
     };
     let registry_dir = registry_dir(args.registry.clone());
     let registry = Registry::at(&registry_dir);
-    let mut planner = ProcessPlanner::new(command, limits);
+    let mut planner = args
+        .planner
+        .planner(&prepared, &args.definition, &settings.dir)?;
     let mut progress = Progress {
         quiet: args.planner.quiet,
         planner: settings.planner.clone(),
     };
-    let compiled =
-        match session::compile(&prepared, &settings, &mut planner, &registry, &mut progress) {
-            Ok(compiled) => compiled,
-            Err(SessionError::Drift(drift)) => {
-                eprintln!("lwirc: CapabilityDriftError: {drift}; the session was not resumed");
-                for difference in &drift.differences {
-                    eprintln!("  - {}", sanitize(&difference.to_string()));
-                }
-                eprintln!(
-                    "a session runs against what it started with; start a new session to \
-                     compile against today's definition"
-                );
-                return Ok(exit::DRIFT);
+    let compiled = match session::compile(
+        &prepared,
+        &settings,
+        &mut *planner,
+        &registry,
+        &mut progress,
+    ) {
+        Ok(compiled) => compiled,
+        Err(SessionError::Drift(drift)) => {
+            eprintln!("lwirc: CapabilityDriftError: {drift}; the session was not resumed");
+            for difference in &drift.differences {
+                eprintln!("  - {}", sanitize(&difference.to_string()));
             }
-            Err(SessionError::Registry(why)) => bail!(
-                "the registry `{}` cannot be used: {why}; no planner was called (choose \
+            eprintln!(
+                "a session runs against what it started with; start a new session to \
+                     compile against today's definition"
+            );
+            return Ok(exit::DRIFT);
+        }
+        Err(SessionError::Registry(why)) => bail!(
+            "the registry `{}` cannot be used: {why}; no planner was called (choose \
                  another --registry)",
-                registry_dir.display()
-            ),
-            Err(other) => return Err(other.into()),
-        };
+            registry_dir.display()
+        ),
+        Err(other) => return Err(other.into()),
+    };
     report(&args, &compiled, &registry_dir)
 }
 

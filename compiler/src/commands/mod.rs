@@ -294,3 +294,9 @@ pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::
     lwir_repair::files::write_atomically(path, bytes)
         .with_context(|| format!("cannot write `{}`", path.display()))
 }
+
+/// Where `lwirc repair` keeps what the built-in model harness records (its turns, its
+/// scratch space): a new directory under `.lwir/sessions/`, as a compile session's.
+pub(crate) fn repair_record_dir() -> PathBuf {
+    lwirc::session::new_session_dir(std::path::Path::new(".lwir/sessions"))
+}

@@ -22,8 +22,38 @@ use super::{ColorChoice, print, stderr_color};
 pub(crate) struct PlannerArgs {
     /// The planner command: run directly (split like a shell would, but without a shell),
     /// one JSON request on its standard input, one JSON answer on its standard output.
-    #[arg(long, value_name = "CMD")]
-    pub(crate) planner: String,
+    #[arg(
+        long,
+        value_name = "CMD",
+        required_unless_present = "planner_url",
+        conflicts_with = "planner_url"
+    )]
+    pub(crate) planner: Option<String>,
+    /// Plan with lwirc's built-in harness against an OpenAI-compatible chat-completions
+    /// server instead of a planner command: requests go to `URL/chat/completions`, with
+    /// `$OPENAI_API_KEY` (when set) as a bearer token. The model is the planner slot's
+    /// (`planner.model` of the definition), or --planner-model.
+    #[arg(long, value_name = "URL", env = "LWIRC_PLANNER_URL")]
+    pub(crate) planner_url: Option<String>,
+    /// The model name to ask the server for (default: the planner slot's `model`).
+    #[arg(long, value_name = "NAME", requires = "planner_url")]
+    pub(crate) planner_model: Option<String>,
+    /// The skills directory, `<DIR>/<name>/SKILL.md` (default: `.agents/skills` beside
+    /// the definition).
+    #[arg(long, value_name = "DIR", requires = "planner_url")]
+    pub(crate) skills: Option<std::path::PathBuf>,
+    /// The memory directory: `<DIR>/workflow/<workflow name>/` (read-write) and
+    /// `<DIR>/org/` (read-only) (default: `.lwir/memory`).
+    #[arg(long, value_name = "DIR", requires = "planner_url")]
+    pub(crate) memory: Option<std::path::PathBuf>,
+    /// Model turns allowed in one planner call: from 1 to 100.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) max_model_turns: u32,
+    /// Tool calls allowed in one model turn: from 1 to 100.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) max_tool_calls: u32,
     /// Run the planner command through `sh -c` (pipes, variables, `&&`).
     #[arg(long)]
     pub(crate) planner_shell: bool,
@@ -66,11 +96,100 @@ pub(crate) enum ReportFormat {
 
 impl PlannerArgs {
     pub(crate) fn command(&self) -> anyhow::Result<PlannerCommand> {
+        let line = self.planner.as_deref().unwrap_or_default();
         if self.planner_shell {
-            Ok(PlannerCommand::shell(&self.planner))
+            Ok(PlannerCommand::shell(line))
         } else {
-            Ok(PlannerCommand::parse(&self.planner)?)
+            Ok(PlannerCommand::parse(line)?)
         }
+    }
+
+    /// The planner as a session names it: the command, or the model server and model.
+    pub(crate) fn describe(&self, prepared: &Prepared) -> anyhow::Result<String> {
+        match &self.planner_url {
+            Some(url) => Ok(format!(
+                "model server {url} (model {})",
+                self.model(prepared)?
+            )),
+            None => Ok(self.command()?.to_string()),
+        }
+    }
+
+    fn model(&self, prepared: &Prepared) -> anyhow::Result<String> {
+        if let Some(model) = &self.planner_model {
+            return Ok(model.clone());
+        }
+        let slot = prepared.value["planner"]["model"].as_str();
+        slot.and_then(|slot| prepared.value["models"][slot]["model"].as_str())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the definition's planner has no model slot with a `model`; name the model with --planner-model"
+                )
+            })
+    }
+
+    /// The planner of a session: the command, or the built-in harness (recording its
+    /// turns and keeping its scratch space in `session_dir`).
+    pub(crate) fn planner(
+        &self,
+        prepared: &Prepared,
+        definition_path: &str,
+        session_dir: &Path,
+    ) -> anyhow::Result<Box<dyn lwir_repair::harness::Planner>> {
+        let limits = self.limits()?;
+        let Some(url) = &self.planner_url else {
+            return Ok(Box::new(lwir_repair::harness::ProcessPlanner::new(
+                self.command()?,
+                limits,
+            )));
+        };
+        let beside = Path::new(definition_path)
+            .parent()
+            .unwrap_or(Path::new("."));
+        let skills_dir = self
+            .skills
+            .clone()
+            .unwrap_or_else(|| beside.join(".agents/skills"));
+        let skills = prepared.value["planner"]["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str())
+            .filter(|name| {
+                !name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with('.')
+            })
+            .map(|name| (name.to_owned(), skills_dir.join(name).join("SKILL.md")))
+            .collect();
+        let memory = self
+            .memory
+            .clone()
+            .unwrap_or_else(|| Path::new(".lwir/memory").to_path_buf());
+        let config = lwirc::model::ModelConfig {
+            url: url.clone(),
+            model: self.model(prepared)?,
+            key: std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|k| !k.is_empty()),
+            max_turns: self.max_model_turns,
+            max_tool_calls: self.max_tool_calls,
+            timeout: limits.timeout,
+            places: lwirc::model::Places {
+                skills,
+                workflow_memory: memory.join("workflow").join(&prepared.name),
+                org_memory: memory.join("org"),
+                scratch: session_dir.join("scratch"),
+            },
+            record: session_dir.join("model"),
+        };
+        let planner =
+            lwirc::model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value);
+        lwir_repair::files::create_dirs(&session_dir.join("model"))?;
+        super::write_atomically(
+            &session_dir.join("model").join("system-prompt.txt"),
+            planner.system_prompt().as_bytes(),
+        )?;
+        Ok(Box::new(planner))
     }
 
     pub(crate) fn limits(&self) -> anyhow::Result<Limits> {

@@ -1,7 +1,6 @@
 //! `lwirc repair`: the bounded repair loop on a draft, without registering it.
 
 use lwir_repair::journal::Journal;
-use lwir_repair::process::PlannerCommand;
 use lwir_repair::repair_loop::{self, Context, Start};
 use lwirc::session::PipelineCheck;
 use serde_json::Value;
@@ -47,8 +46,6 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let command: PlannerCommand = args.planner.command()?;
-    let limits = args.planner.limits()?;
     let (draft, definition) = args.files.read()?;
     let Some(prepared) = planning::prepare(definition) else {
         return Ok(exit::FINDINGS);
@@ -59,8 +56,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         manifest: serde_json::to_value(&prepared.manifest)?,
         input: Value::Null,
     };
-    let mut check = PipelineCheck::against(prepared.definition, draft.name.clone());
-    let mut planner = lwir_repair::harness::ProcessPlanner::new(command, limits);
+    let mut check = PipelineCheck::against(prepared.definition.clone(), draft.name.clone());
+    // The built-in harness records its turns and keeps its scratch space in a directory of
+    // its own, as a compile session does.
+    let record = crate::commands::repair_record_dir();
+    let mut planner = args
+        .planner
+        .planner(&prepared, &args.files.definition, &record)?;
     let mut journal = Journal::in_memory();
     if !args.planner.quiet {
         journal.observe(planning::progress);
@@ -70,7 +72,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         &context,
         bounds,
         &mut check,
-        &mut planner,
+        &mut *planner,
         &mut journal,
     )?;
     planning::report(&outcome, &check, &args.planner, None)?;

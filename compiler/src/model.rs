@@ -1,0 +1,359 @@
+//! The built-in planner harness: lwirc itself runs the planner as an agent against any
+//! OpenAI-compatible chat-completions server (a hosted API, vLLM, llama.cpp's server,
+//! Ollama), with skills, memory, a scratch space and a `validate_draft` tool.
+//!
+//! One planner call is a conversation: the system prompt (assembled in a fixed order, see
+//! [`ModelPlanner::system_prompt`]), the same `plan` or `repair` request a planner process
+//! gets (spec §8) as the user message, then model turns — each either tool calls, whose
+//! results go back to the model, or the final answer, a planner answer object exactly as in
+//! §8.3 (read with the same rules: LW805, LW806). Turns and tool calls are bounded; the
+//! answer is asked for with `response_format` `json_schema`, falling back to `json_object`
+//! and then to plain text when the server refuses (400), and each turn records which mode
+//! it used. Every turn is recorded in the session's `model/turns.jsonl`, the server's
+//! response as received; the API key is sent as a bearer token and written nowhere.
+
+mod http;
+pub mod tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Response};
+use lwir_repair::protocol::{self, Request};
+use serde_json::{Value, json};
+
+use crate::pipeline::Definition;
+pub use tools::Places;
+
+/// How a turn asks for its answer, from the strictest down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `response_format: {"type": "json_schema", …}` with the planner-answer schema.
+    JsonSchema,
+    /// `response_format: {"type": "json_object"}`.
+    JsonObject,
+    /// No `response_format`: the prompt alone asks for JSON.
+    Text,
+}
+
+impl Mode {
+    /// Its name, as recorded.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::JsonSchema => "json_schema",
+            Mode::JsonObject => "json_object",
+            Mode::Text => "text",
+        }
+    }
+
+    fn weaker(self) -> Option<Mode> {
+        match self {
+            Mode::JsonSchema => Some(Mode::JsonObject),
+            Mode::JsonObject => Some(Mode::Text),
+            Mode::Text => None,
+        }
+    }
+}
+
+/// What the harness needs.
+#[derive(Clone, Debug)]
+pub struct ModelConfig {
+    /// The server's base URL (`…/v1`); requests go to `URL/chat/completions`.
+    pub url: String,
+    /// The model name sent to the server.
+    pub model: String,
+    /// The API key (`OPENAI_API_KEY`), sent as a bearer token only.
+    pub key: Option<String>,
+    /// Model turns allowed in one planner call.
+    pub max_turns: u32,
+    /// Tool calls allowed in one turn.
+    pub max_tool_calls: u32,
+    /// How long one planner call may take, every turn and retry included.
+    pub timeout: Duration,
+    /// Skills, memory and scratch.
+    pub places: Places,
+    /// Where turns are recorded (`<session>/model`).
+    pub record: PathBuf,
+}
+
+/// The built-in planner.
+pub struct ModelPlanner {
+    config: ModelConfig,
+    client: http::Client,
+    tools: tools::Tools,
+    system: String,
+    mode: Mode,
+}
+
+/// lwirc's part of the system prompt: what a planner does and how it answers.
+const ROLE: &str = "You are the planner of lwirc. You write LWIR workflow drafts (JSON) for the \
+WorkflowDefinition in the request, using only its tools and model slots, and you repair drafts \
+from the findings lwirc reports. The user message is a request of the lwir-planner/1 protocol: \
+`plan` asks for a first draft, `repair` gives a draft and its findings (each with a code, a JSON \
+Pointer into the draft, a message and often help and a fix) and asks for a draft without errors. \
+Before drafting, read `lessons-learned.md` from the `workflow` memory store (read_memory), and \
+when you have learned something worth keeping, append it there (append_memory). You may check a \
+draft with validate_draft before you answer; it costs no attempt. Answer with exactly one JSON \
+object and nothing else: {\"kind\": \"draft\", \"lwir\": {…the whole LWIR document…}} or, when \
+you cannot produce a valid draft, {\"kind\": \"attention\", \"rationale\": \"why\"}.";
+
+impl ModelPlanner {
+    /// The harness for `definition` (its JSON in `definition_json`) with `config`.
+    pub fn new(config: ModelConfig, definition: Arc<Definition>, definition_json: &Value) -> Self {
+        let system = system_prompt(definition_json);
+        let client = http::Client::new(&config.url, config.key.clone());
+        let tools = tools::Tools {
+            places: config.places.clone(),
+            definition,
+        };
+        Self {
+            config,
+            client,
+            tools,
+            system,
+            mode: Mode::JsonSchema,
+        }
+    }
+
+    /// The system prompt, in this order: the definition's `planner.system`; lwirc's role
+    /// addendum; each active skill's frontmatter and how to read its body; the memory
+    /// stores; the tools.
+    pub fn system_prompt(&self) -> &str {
+        &self.system
+    }
+
+    fn fail(kind: FailureKind, message: String, started: Instant) -> PlannerFailure {
+        PlannerFailure {
+            kind,
+            message,
+            stderr_tail: String::new(),
+            elapsed: started.elapsed(),
+        }
+    }
+
+    fn record(&self, line: &Value) {
+        // The record is for people; a failure to write it must not fail the call.
+        let _ = lwir_repair::files::create_dirs(&self.config.record);
+        let path = self.config.record.join("turns.jsonl");
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            use std::io::Write;
+            let mut bytes = serde_json::to_vec(line).unwrap_or_default();
+            bytes.push(b'\n');
+            let _ = file.write_all(&bytes).and_then(|()| file.sync_data());
+        }
+    }
+}
+
+impl Planner for ModelPlanner {
+    fn call(&mut self, request: &Request, bytes: &[u8]) -> Result<Response, PlannerFailure> {
+        let started = Instant::now();
+        let deadline = started + self.config.timeout;
+        let mut messages = vec![
+            json!({ "role": "system", "content": self.system }),
+            json!({ "role": "user", "content": String::from_utf8_lossy(bytes) }),
+        ];
+        let mut turn = 0;
+        while turn < self.config.max_turns {
+            turn += 1;
+            let mut body = json!({
+                "model": self.config.model,
+                "messages": messages,
+                "tools": tools::Tools::specs(),
+            });
+            match self.mode {
+                Mode::JsonSchema => body["response_format"] = answer_format(),
+                Mode::JsonObject => body["response_format"] = json!({ "type": "json_object" }),
+                Mode::Text => {}
+            }
+            let sent = serde_json::to_vec(&body).unwrap_or_default();
+            let answered = self
+                .client
+                .post(&sent, deadline)
+                .map_err(|e| Self::fail(e.kind, e.message, started))?;
+            let response: Option<Value> = serde_json::from_slice(&answered.body).ok();
+            self.record(&json!({
+                "call": request.call(),
+                "turn": turn,
+                "mode": self.mode.as_str(),
+                "tries": answered.tries,
+                "request": body,
+                "status": answered.status,
+                "response": response.clone().unwrap_or_else(|| Value::String(String::from_utf8_lossy(&answered.body).into_owned())),
+            }));
+            if answered.status == 400
+                && let Some(weaker) = self.mode.weaker().filter(|_| self.mode != Mode::Text)
+            {
+                // The server refuses the structured-output request: ask again, less strictly
+                // (this does not count as a turn).
+                self.mode = weaker;
+                turn -= 1;
+                continue;
+            }
+            if !(200..300).contains(&answered.status) {
+                let kind = if matches!(answered.status, 401 | 403 | 404) {
+                    FailureKind::NotStarted
+                } else {
+                    FailureKind::Failed
+                };
+                return Err(Self::fail(
+                    kind,
+                    format!(
+                        "the model server `{}` answered {}: {}",
+                        self.client.url(),
+                        answered.status,
+                        excerpt(&answered.body)
+                    ),
+                    started,
+                ));
+            }
+            let Some(response) = response else {
+                return Err(Self::fail(
+                    FailureKind::Invalid,
+                    format!(
+                        "the model server's response is not JSON: {}",
+                        excerpt(&answered.body)
+                    ),
+                    started,
+                ));
+            };
+            let choice = &response["choices"][0];
+            let message = &choice["message"];
+            if !message.is_object() {
+                return Err(Self::fail(
+                    FailureKind::Invalid,
+                    "the model server's response has no `choices[0].message`".into(),
+                    started,
+                ));
+            }
+            if choice["finish_reason"] == "length" {
+                return Err(Self::fail(
+                    FailureKind::Invalid,
+                    "the model's answer was cut off (finish_reason: length): give it more output \
+                     tokens, or ask for less"
+                        .into(),
+                    started,
+                ));
+            }
+            let calls = message["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if !calls.is_empty() {
+                if calls.len() > self.config.max_tool_calls as usize {
+                    return Err(Self::fail(
+                        FailureKind::Failed,
+                        format!(
+                            "the model asked for {} tool calls in one turn; at most {} are allowed",
+                            calls.len(),
+                            self.config.max_tool_calls
+                        ),
+                        started,
+                    ));
+                }
+                messages.push(message.clone());
+                for call in &calls {
+                    let id = call["id"].as_str().unwrap_or_default();
+                    let name = call["function"]["name"].as_str().unwrap_or_default();
+                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
+                    let result = match self.tools.call(name, arguments) {
+                        Ok(text) => text,
+                        Err(why) => format!("error: {why}"),
+                    };
+                    messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result }));
+                }
+                continue;
+            }
+            let content = message["content"].as_str().unwrap_or_default().to_owned();
+            let answer = protocol::parse_answer(content.as_bytes())
+                .map_err(|e| Self::fail(e.kind, e.message, started))?;
+            return Ok(Response {
+                answer,
+                stdout: content,
+                elapsed: started.elapsed(),
+            });
+        }
+        Err(Self::fail(
+            FailureKind::Failed,
+            format!(
+                "the model made {} turns without answering (at most {} per planner call)",
+                self.config.max_turns, self.config.max_turns
+            ),
+            started,
+        ))
+    }
+}
+
+/// `response_format` for the planner answer. The schema keeps to what strict structured-output
+/// modes accept — every property required, no `oneOf`, alternatives as nullable types — and
+/// is sent non-strict, since the draft inside it is a free-form object; lwirc validates the
+/// answer itself either way.
+fn answer_format() -> Value {
+    json!({ "type": "json_schema", "json_schema": { "name": "planner_answer", "strict": false, "schema": {
+        "type": "object",
+        "properties": {
+            "kind": { "type": "string", "enum": ["draft", "attention"] },
+            "lwir": { "type": ["object", "null"], "description": "the whole LWIR document (kind draft)" },
+            "rationale": { "type": ["string", "null"], "description": "why (kind attention)" }
+        },
+        "required": ["kind", "lwir", "rationale"],
+        "additionalProperties": false
+    } } })
+}
+
+/// The system prompt: `planner.system`, the role, the skills, the memory stores, the tools.
+fn system_prompt(definition: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(system) = definition["planner"]["system"].as_str() {
+        parts.push(system.to_owned());
+    }
+    parts.push(ROLE.to_owned());
+    let skills: Vec<String> = definition["planner"]["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let name = s["name"].as_str()?;
+            Some(format!(
+                "- {name}: {} (read its body with read_skill {{\"name\": \"{name}\"}})",
+                s["description"].as_str().unwrap_or("")
+            ))
+        })
+        .collect();
+    if !skills.is_empty() {
+        parts.push(format!("Skills:\n{}", skills.join("\n")));
+    }
+    parts.push(
+        "Memory stores:\n- workflow: this workflow's memory, read-write (read_memory, \
+         append_memory); `lessons-learned.md` holds what earlier sessions learned\n- org: the \
+         organisation's memory, read-only (read_memory)"
+            .to_owned(),
+    );
+    let tools: Vec<String> = tools::Tools::specs()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            format!(
+                "- {}: {}",
+                t["function"]["name"].as_str().unwrap_or(""),
+                t["function"]["description"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    parts.push(format!("Tools:\n{}", tools.join("\n")));
+    parts.join("\n\n")
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    match text.char_indices().nth(300) {
+        None => text.to_owned(),
+        Some((i, _)) => format!("{}…", &text[..i]),
+    }
+}

@@ -1,0 +1,237 @@
+//! The tools the model may call (function calling; the names are a contract): skills,
+//! memory, scratch and `validate_draft`. Every path is confined to its store: no absolute
+//! path, no `..`, no symbolic link on the way.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::pipeline::{self, Definition, Source};
+
+/// The most bytes of a file a tool reads.
+const MAX_READ: u64 = 256 * 1024;
+
+/// The most bytes one `append_memory` or `write_scratch` writes.
+const MAX_WRITE: usize = 256 * 1024;
+
+/// Where the tools work.
+#[derive(Clone, Debug)]
+pub struct Places {
+    /// The active skills: name → its `SKILL.md`.
+    pub skills: BTreeMap<String, PathBuf>,
+    /// The `workflow` memory store (read-write): `<memory>/workflow/<workflow name>`.
+    pub workflow_memory: PathBuf,
+    /// The `org` memory store (read-only): `<memory>/org`.
+    pub org_memory: PathBuf,
+    /// The session's scratch directory.
+    pub scratch: PathBuf,
+}
+
+/// The tools, with what they work on.
+pub(crate) struct Tools {
+    pub(crate) places: Places,
+    pub(crate) definition: Arc<Definition>,
+}
+
+impl Tools {
+    /// The tools as offered to the model (`tools` of a chat-completions request).
+    pub(crate) fn specs() -> Value {
+        let function = |name: &str, description: &str, properties: Value, required: &[&str]| {
+            json!({ "type": "function", "function": {
+                "name": name, "description": description,
+                "parameters": { "type": "object", "properties": properties, "required": required,
+                                "additionalProperties": false } } })
+        };
+        let string = |d: &str| json!({ "type": "string", "description": d });
+        json!([
+            function(
+                "read_skill",
+                "Read the body of an active skill (its SKILL.md).",
+                json!({ "name": string("the skill's name") }),
+                &["name"]
+            ),
+            function(
+                "read_memory",
+                "Read a file of a memory store: `workflow` (this workflow's, read-write) or `org` (read-only).",
+                json!({ "store": { "type": "string", "enum": ["workflow", "org"] }, "path": string("a relative path inside the store") }),
+                &["store", "path"]
+            ),
+            function(
+                "append_memory",
+                "Append text to a file of the `workflow` memory store (the `org` store is read-only).",
+                json!({ "store": { "type": "string", "enum": ["workflow", "org"] }, "path": string("a relative path inside the store"), "text": string("what to append") }),
+                &["store", "path", "text"]
+            ),
+            function(
+                "write_scratch",
+                "Write a file of this session's scratch space (replacing it).",
+                json!({ "path": string("a relative path"), "text": string("the contents") }),
+                &["path", "text"]
+            ),
+            function(
+                "read_scratch",
+                "Read a file of this session's scratch space.",
+                json!({ "path": string("a relative path") }),
+                &["path"]
+            ),
+            function(
+                "validate_draft",
+                "Validate an LWIR draft against the workflow definition: the findings lwirc would report (its JSON report). Not a planner call and not a repair attempt.",
+                json!({ "lwir": { "type": "object", "description": "the whole LWIR document" } }),
+                &["lwir"]
+            ),
+        ])
+    }
+
+    /// Runs tool `name` with its JSON `arguments`; the text sent back to the model, or why
+    /// the call failed (also sent back: the model may correct itself).
+    pub(crate) fn call(&self, name: &str, arguments: &str) -> Result<String, String> {
+        let args: Value = serde_json::from_str(arguments)
+            .map_err(|e| format!("the arguments are not a JSON object: {e}"))?;
+        let text = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("`{key}` (a string) is required"))
+        };
+        match name {
+            "read_skill" => {
+                let skill = text("name")?;
+                let path = self.places.skills.get(skill).ok_or_else(|| {
+                    format!(
+                        "`{skill}` is not an active skill; active skills: {}",
+                        self.places
+                            .skills
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?;
+                read_limited(path)
+            }
+            "read_memory" => {
+                let root = self.store(text("store")?)?;
+                read_limited(&confined(root, text("path")?)?)
+            }
+            "append_memory" => {
+                let store = text("store")?;
+                if store != "workflow" {
+                    return Err(format!("the `{store}` memory store is read-only"));
+                }
+                let body = text("text")?;
+                if body.len() > MAX_WRITE {
+                    return Err(format!("at most {MAX_WRITE} bytes can be appended at once"));
+                }
+                let path = confined(&self.places.workflow_memory, text("path")?)?;
+                append(&path, body).map_err(|e| format!("cannot append to the memory: {e}"))?;
+                Ok(format!("appended {} bytes", body.len()))
+            }
+            "write_scratch" => {
+                let body = text("text")?;
+                if body.len() > MAX_WRITE {
+                    return Err(format!("at most {MAX_WRITE} bytes can be written at once"));
+                }
+                let path = confined(&self.places.scratch, text("path")?)?;
+                if let Some(dir) = path.parent() {
+                    lwir_repair::files::create_dirs(dir).map_err(|e| e.to_string())?;
+                }
+                lwir_repair::files::write_atomically(&path, body.as_bytes())
+                    .map_err(|e| format!("cannot write the scratch file: {e}"))?;
+                Ok(format!("wrote {} bytes", body.len()))
+            }
+            "read_scratch" => read_limited(&confined(&self.places.scratch, text("path")?)?),
+            "validate_draft" => {
+                let lwir = args
+                    .get("lwir")
+                    .filter(|v| v.is_object())
+                    .ok_or("`lwir` (the LWIR document, an object) is required")?;
+                let bytes = serde_json::to_vec_pretty(lwir).unwrap_or_default();
+                let validation = pipeline::validate_against(
+                    Source {
+                        name: "draft.json".into(),
+                        bytes,
+                    },
+                    &self.definition,
+                );
+                Ok(crate::render::json::render(&validation))
+            }
+            other => Err(format!("there is no tool `{other}`")),
+        }
+    }
+
+    fn store(&self, name: &str) -> Result<&Path, String> {
+        match name {
+            "workflow" => Ok(&self.places.workflow_memory),
+            "org" => Ok(&self.places.org_memory),
+            other => Err(format!(
+                "there is no memory store `{other}` (`workflow` or `org`)"
+            )),
+        }
+    }
+}
+
+/// `path` inside `root`: relative, without `.`/`..`, and without a symbolic link on the way
+/// (a link could lead anywhere).
+pub(crate) fn confined(root: &Path, path: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(path);
+    if path.is_empty() || path.contains('\0') {
+        return Err("the path is empty".into());
+    }
+    let mut out = root.to_path_buf();
+    for component in relative.components() {
+        match component {
+            Component::Normal(part) => {
+                out.push(part);
+                if std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(format!(
+                        "`{path}` goes through a symbolic link, which is not allowed"
+                    ));
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "`{path}` is not a plain relative path inside the store"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read_limited(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "there is no such file".to_owned(),
+        _ => format!("cannot read it: {e}"),
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_READ + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let cut = bytes.len() as u64 > MAX_READ;
+    bytes.truncate(MAX_READ as usize);
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
+        text.push_str("\n[… cut at 256 KiB]");
+    }
+    Ok(text)
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        lwir_repair::files::create_dirs(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let mut line = text.to_owned();
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    file.write_all(line.as_bytes())?;
+    file.sync_data()
+}

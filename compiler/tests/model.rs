@@ -1,0 +1,504 @@
+//! `lwirc compile --planner-url`: the built-in planner harness against a fake
+//! OpenAI-compatible server inside the test (127.0.0.1, a free port) that serves scripted
+//! responses and records every request.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// One recorded request: its headers (lowercase names) and its JSON body.
+#[derive(Clone, Debug)]
+struct Recorded {
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Recorded {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A scripted response: status, extra headers, body.
+type Scripted = (u16, Vec<(&'static str, String)>, String);
+
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+/// Serves `script` in order (the last one again when it runs out).
+fn serve(script: Vec<Scripted>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let recorded = requests.clone();
+    let script = Arc::new(Mutex::new(script));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (recorded, script) = (recorded.clone(), script.clone());
+            std::thread::spawn(move || connection(stream, &recorded, &script));
+        }
+    });
+    Server { url, requests }
+}
+
+fn connection(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex<Vec<Scripted>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut headers = Vec::new();
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':') {
+                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+            }
+        }
+        let length: usize = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        recorded.lock().unwrap().push(Recorded {
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        });
+        let (status, extra, body) = {
+            let mut script = script.lock().unwrap();
+            if script.len() > 1 {
+                script.remove(0)
+            } else {
+                script[0].clone()
+            }
+        };
+        let mut response = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in extra {
+            response.push_str(&format!("{name}: {value}\r\n"));
+        }
+        response.push_str("\r\n");
+        response.push_str(&body);
+        if stream.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// A chat completion whose message is `message`.
+fn completion(message: Value, finish: &str) -> Scripted {
+    let body = json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "model": "acme/large-5",
+        "choices": [ { "index": 0, "message": message, "finish_reason": finish } ],
+        "usage": { "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120 }
+    });
+    (200, vec![], body.to_string())
+}
+
+fn answer(content: &str) -> Scripted {
+    completion(json!({ "role": "assistant", "content": content }), "stop")
+}
+
+fn tool_calls(calls: &[(&str, Value)]) -> Scripted {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| json!({ "id": format!("call_{i}"), "type": "function",
+                                          "function": { "name": name, "arguments": args.to_string() } }))
+        .collect();
+    completion(
+        json!({ "role": "assistant", "content": null, "tool_calls": calls }),
+        "tool_calls",
+    )
+}
+
+fn recorded_answer(n: u32) -> String {
+    std::fs::read_to_string(root().join(format!("examples/issue-triage/planner/call-{n}.json")))
+        .unwrap()
+}
+
+/// A directory with the example definition and its skill beside it.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(example("workflow.json"), dir.path().join("workflow.json")).unwrap();
+    let skill = dir.path().join(".agents/skills/writing-loop-lwir");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "Bound every loop with max_iterations.\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "compile",
+        "workflow.json",
+        "--input",
+        &*Box::leak(example("input.json").into_boxed_str()),
+        "--planner-url",
+        url,
+        "--session",
+        "session",
+    ];
+    args.extend_from_slice(extra);
+    let mut command = command(d, &args);
+    command.env("OPENAI_API_KEY", "sk-test-123");
+    command.output().unwrap()
+}
+
+const VERSION: &str = "sha256:5c281a30701ece8463ea55bda73114d347b874931ef2b7cfd530b2c4cb6f9510";
+
+/// Both streams.
+fn both(out: &std::process::Output) -> String {
+    format!("{}{}", stdout(out), stderr(out))
+}
+
+fn all_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
+    let dir = setup();
+    let d = dir.path();
+    let draft: Value = serde_json::from_str(&recorded_answer(1)).unwrap();
+    let server = serve(vec![
+        tool_calls(&[("read_skill", json!({ "name": "writing-loop-lwir" }))]),
+        tool_calls(&[("validate_draft", json!({ "lwir": draft["lwir"] }))]),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    let out = compile(d, &server.url, &[]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), VERSION);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.len(),
+        4,
+        "three turns for the plan call, one for the repair"
+    );
+    for r in &requests {
+        assert_eq!(r.header("authorization"), Some("Bearer sk-test-123"));
+        assert_eq!(r.body["model"], "acme/large-5", "the planner slot's model");
+    }
+    // The system prompt, in order.
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    let at = |text: &str| {
+        system
+            .find(text)
+            .unwrap_or_else(|| panic!("no `{text}` in:\n{system}"))
+    };
+    assert_eq!(
+        at("You compile workflow goals"),
+        0,
+        "the definition's planner.system first"
+    );
+    assert!(at("You are the planner of lwirc") < at("Skills:"));
+    assert!(at("- writing-loop-lwir: How to write bounded loops in LWIR.") > at("Skills:"));
+    assert!(at("Skills:") < at("Memory stores:"));
+    assert!(at("Memory stores:") < at("Tools:"));
+    assert!(system.contains("lessons-learned.md"));
+    // The user message is the planner protocol's request.
+    let user: Value =
+        serde_json::from_str(requests[0].body["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(user["kind"], "plan");
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read_skill",
+            "read_memory",
+            "append_memory",
+            "write_scratch",
+            "read_scratch",
+            "validate_draft"
+        ]
+    );
+    assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
+    // The tool results sent back.
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let result = messages.last().unwrap();
+    assert_eq!(
+        (result["role"].as_str(), result["tool_call_id"].as_str()),
+        (Some("tool"), Some("call_0"))
+    );
+    assert_eq!(result["content"], "Bound every loop with max_iterations.\n");
+    let report: Value = serde_json::from_str(
+        requests[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "LW301"),
+        "{report}"
+    );
+    let repair: Value =
+        serde_json::from_str(requests[3].body["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(repair["kind"], "repair");
+    // The key is nowhere but in the header.
+    assert!(!stdout(&out).contains("sk-test-123") && !stderr(&out).contains("sk-test-123"));
+    let mut files = Vec::new();
+    all_files(&d.join("session"), &mut files);
+    assert!(files.iter().any(|f| f.ends_with("model/turns.jsonl")));
+    assert!(files.iter().any(|f| f.ends_with("model/system-prompt.txt")));
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(
+            !text.contains("sk-test-123"),
+            "the key is in {}",
+            f.display()
+        );
+    }
+    let turns = std::fs::read_to_string(d.join("session/model/turns.jsonl")).unwrap();
+    assert_eq!(turns.lines().count(), 4);
+}
+
+#[test]
+fn a_refused_response_format_falls_back_and_is_recorded() {
+    let dir = setup();
+    let d = dir.path();
+    let server = serve(vec![
+        (
+            400,
+            vec![],
+            r#"{"error":{"message":"response_format json_schema is not supported"}}"#.into(),
+        ),
+        (
+            400,
+            vec![],
+            r#"{"error":{"message":"response_format is not supported"}}"#.into(),
+        ),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    let out = compile(d, &server.url, &[]);
+    assert_exit(&out, 0);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(requests[1].body["response_format"]["type"], "json_object");
+    assert!(requests[2].body.get("response_format").is_none());
+    let modes: Vec<String> = std::fs::read_to_string(d.join("session/model/turns.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["mode"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(modes, ["json_schema", "json_object", "text", "text"]);
+}
+
+#[test]
+fn rate_limits_are_retried_and_server_errors_are_bounded() {
+    let dir = setup();
+    let d = dir.path();
+    let server = serve(vec![
+        (
+            429,
+            vec![("Retry-After", "1".into())],
+            r#"{"error":"slow down"}"#.into(),
+        ),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    let out = compile(d, &server.url, &[]);
+    assert_exit(&out, 0);
+    assert_eq!(server.requests.lock().unwrap().len(), 3);
+
+    let dir = setup();
+    let d = dir.path();
+    let server = serve(vec![(500, vec![], r#"{"error":"boom"}"#.into())]);
+    let out = compile(
+        d,
+        &server.url,
+        &["--max-planner-calls", "2", "--planner-timeout", "20"],
+    );
+    assert_exit(&out, 1);
+    assert!(both(&out).contains("LW802"), "{}", both(&out));
+    assert!(both(&out).contains("answered 500"), "{}", both(&out));
+    assert!(!d.join(".lwir/registry").exists(), "nothing registered");
+    let tries = server.requests.lock().unwrap().len();
+    assert!((2..=10).contains(&tries), "bounded retries: {tries}");
+}
+
+#[test]
+fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
+    let cases: Vec<(Vec<Scripted>, &str, &[&str])> = vec![
+        (
+            vec![completion(
+                json!({ "role": "assistant", "content": "{\"kind\": \"dr" }),
+                "length",
+            )],
+            "LW806",
+            &[],
+        ),
+        (
+            vec![answer(
+                "```json\n{\"kind\": \"attention\", \"rationale\": \"x\"}\n```",
+            )],
+            "LW805",
+            &[],
+        ),
+    ];
+    for (script, code, extra) in cases {
+        let dir = setup();
+        let server = serve(script);
+        let out = compile(
+            dir.path(),
+            &server.url,
+            &[&["--max-planner-calls", "1"], extra].concat(),
+        );
+        assert_exit(&out, 1);
+        assert!(both(&out).contains(code), "{code}: {}", both(&out));
+    }
+    // A server that never answers in time.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let _held: Vec<TcpStream> = listener.incoming().filter_map(Result::ok).collect();
+    });
+    let dir = setup();
+    let out = compile(
+        dir.path(),
+        &url,
+        &["--max-planner-calls", "1", "--planner-timeout", "1"],
+    );
+    assert_exit(&out, 1);
+    assert!(both(&out).contains("LW803"), "{}", both(&out));
+    // Nothing listens: an environment failure (LW801).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = setup();
+    let out = compile(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/v1"),
+        &["--max-planner-calls", "1"],
+    );
+    assert_exit(&out, 1);
+    assert!(both(&out).contains("LW801"), "{}", both(&out));
+    assert!(
+        both(&out).contains("cannot reach the model server"),
+        "{}",
+        both(&out)
+    );
+}
+
+#[test]
+fn memory_is_confined_org_is_read_only_and_lessons_reach_the_next_session() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".lwir/memory/org")).unwrap();
+    std::fs::write(d.join("outside.md"), "secret").unwrap();
+    std::os::unix::fs::symlink(d.join("outside.md"), d.join(".lwir/memory/org/link.md")).unwrap();
+    let server = serve(vec![
+        tool_calls(&[
+            (
+                "append_memory",
+                json!({ "store": "org", "path": "x.md", "text": "no" }),
+            ),
+            (
+                "read_memory",
+                json!({ "store": "workflow", "path": "../../../outside.md" }),
+            ),
+            (
+                "read_memory",
+                json!({ "store": "org", "path": "/etc/passwd" }),
+            ),
+            ("read_memory", json!({ "store": "org", "path": "link.md" })),
+            (
+                "append_memory",
+                json!({ "store": "workflow", "path": "lessons-learned.md", "text": "Check tool names against the allowlist." }),
+            ),
+        ]),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    assert_exit(&compile(d, &server.url, &[]), 0);
+    let requests = server.requests.lock().unwrap().clone();
+    let results: Vec<String> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(results[0].contains("read-only"), "{results:?}");
+    assert!(
+        results[1].starts_with("error:") && results[1].contains("not a plain relative path"),
+        "{results:?}"
+    );
+    assert!(results[2].starts_with("error:"), "{results:?}");
+    assert!(results[3].contains("symbolic link"), "{results:?}");
+    assert!(!results.iter().any(|r| r.contains("secret")));
+    assert_eq!(results[4], "appended 39 bytes");
+    assert!(!d.join(".lwir/memory/org/x.md").exists());
+    // The next session reads what this one learned.
+    let server = serve(vec![
+        tool_calls(&[(
+            "read_memory",
+            json!({ "store": "workflow", "path": "lessons-learned.md" }),
+        )]),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    std::fs::remove_dir_all(d.join("session")).unwrap();
+    std::fs::remove_dir_all(d.join(".lwir/registry")).unwrap();
+    assert_exit(&compile(d, &server.url, &[]), 0);
+    let requests = server.requests.lock().unwrap().clone();
+    let lessons = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(lessons, "Check tool names against the allowlist.\n");
+}
