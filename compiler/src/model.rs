@@ -15,10 +15,12 @@
 mod http;
 pub mod tools;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lwir_repair::events::{EventLog, LogError};
 use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Response};
 use lwir_repair::protocol::{self, Request};
 use serde_json::{Value, json};
@@ -73,8 +75,10 @@ pub struct ModelConfig {
     pub timeout: Duration,
     /// Skills, memory and scratch.
     pub places: Places,
-    /// Where turns are recorded (`<session>/model`).
+    /// Where turns are recorded (`<session>/model`): its event log, `events.jsonl`.
     pub record: PathBuf,
+    /// Continue the turn log of a crashed session (`--resume`) instead of starting one.
+    pub resume: bool,
 }
 
 /// The built-in planner.
@@ -84,6 +88,48 @@ pub struct ModelPlanner {
     tools: tools::Tools,
     system: String,
     mode: Mode,
+    log: Option<EventLog>,
+    /// What an earlier run of this session recorded, to replay on resume.
+    recorded: Recorded,
+}
+
+/// The turn log of an earlier run: per planner call, each exchange's response as received,
+/// and each tool call's result.
+#[derive(Debug, Default)]
+struct Recorded {
+    /// (call, exchange) → (status, body).
+    responses: BTreeMap<(u64, u64), (u16, Vec<u8>)>,
+    /// (call, exchange, tool call id) → the result sent back.
+    tools: BTreeMap<(u64, u64, String), String>,
+}
+
+impl Recorded {
+    fn of(events: &[lwir_repair::events::Event]) -> Self {
+        let mut recorded = Recorded::default();
+        for e in events {
+            let call = e.data["call"].as_u64().unwrap_or(0);
+            let exchange = e.data["exchange"].as_u64().unwrap_or(0);
+            match e.event.as_str() {
+                "harness.model.responded" => {
+                    let body = match &e.data["response"] {
+                        Value::String(text) if e.data["response_is_text"] == true => {
+                            text.clone().into_bytes()
+                        }
+                        other => serde_json::to_vec(other).unwrap_or_default(),
+                    };
+                    let status = e.data["status"].as_u64().unwrap_or(0) as u16;
+                    recorded.responses.insert((call, exchange), (status, body));
+                }
+                "harness.tool_call.succeeded" | "harness.tool_call.failed" => {
+                    let id = e.data["id"].as_str().unwrap_or_default().to_owned();
+                    let result = e.data["result"].as_str().unwrap_or_default().to_owned();
+                    recorded.tools.insert((call, exchange, id), result);
+                }
+                _ => {}
+            }
+        }
+        recorded
+    }
 }
 
 /// lwirc's part of the system prompt: what a planner does and how it answers.
@@ -99,21 +145,37 @@ object and nothing else: {\"kind\": \"draft\", \"lwir\": {…the whole LWIR docu
 you cannot produce a valid draft, {\"kind\": \"attention\", \"rationale\": \"why\"}.";
 
 impl ModelPlanner {
-    /// The harness for `definition` (its JSON in `definition_json`) with `config`.
-    pub fn new(config: ModelConfig, definition: Arc<Definition>, definition_json: &Value) -> Self {
+    /// The harness for `definition` (its JSON in `definition_json`) with `config`; its
+    /// turn log, `<record>/events.jsonl`, is created (or, resuming, continued: recorded
+    /// responses and tool results are reused, and the server is asked again only for the
+    /// exchange that was in flight).
+    pub fn new(
+        config: ModelConfig,
+        definition: Arc<Definition>,
+        definition_json: &Value,
+    ) -> Result<Self, LogError> {
+        let resuming = config.resume && config.record.join(lwir_repair::events::LOG_FILE).exists();
+        let (log, recorded) = if resuming {
+            let (log, events) = EventLog::resume(&config.record)?;
+            (log, Recorded::of(&events))
+        } else {
+            (EventLog::create(&config.record)?, Recorded::default())
+        };
         let system = system_prompt(definition_json);
         let client = http::Client::new(&config.url, config.key.clone());
         let tools = tools::Tools {
             places: config.places.clone(),
             definition,
         };
-        Self {
+        Ok(Self {
             config,
             client,
             tools,
             system,
             mode: Mode::JsonSchema,
-        }
+            log: Some(log),
+            recorded,
+        })
     }
 
     /// The system prompt, in this order: the definition's `planner.system`; lwirc's role
@@ -132,20 +194,19 @@ impl ModelPlanner {
         }
     }
 
-    fn record(&self, line: &Value) {
-        // The record is for people; a failure to write it must not fail the call.
-        let _ = lwir_repair::files::create_dirs(&self.config.record);
-        let path = self.config.record.join("turns.jsonl");
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            use std::io::Write;
-            let mut bytes = serde_json::to_vec(line).unwrap_or_default();
-            bytes.push(b'\n');
-            let _ = file.write_all(&bytes).and_then(|()| file.sync_data());
-        }
+    /// Appends one event to the turn log; a log that cannot be written fails the call (a
+    /// turn that is not recorded could not be resumed).
+    fn log(&mut self, event: &str, data: Value, started: Instant) -> Result<(), PlannerFailure> {
+        let Some(log) = self.log.as_mut() else {
+            return Ok(());
+        };
+        log.append(event, data).map(drop).map_err(|e| {
+            Self::fail(
+                FailureKind::Failed,
+                format!("cannot record the model turn: {e}"),
+                started,
+            )
+        })
     }
 }
 
@@ -157,9 +218,12 @@ impl Planner for ModelPlanner {
             json!({ "role": "system", "content": self.system }),
             json!({ "role": "user", "content": String::from_utf8_lossy(bytes) }),
         ];
+        let call = u64::from(request.call());
+        let mut exchange = 0u64;
         let mut turn = 0;
         while turn < self.config.max_turns {
             turn += 1;
+            exchange += 1;
             let mut body = json!({
                 "model": self.config.model,
                 "messages": messages,
@@ -170,21 +234,43 @@ impl Planner for ModelPlanner {
                 Mode::JsonObject => body["response_format"] = json!({ "type": "json_object" }),
                 Mode::Text => {}
             }
-            let sent = serde_json::to_vec(&body).unwrap_or_default();
-            let answered = self
-                .client
-                .post(&sent, deadline)
-                .map_err(|e| Self::fail(e.kind, e.message, started))?;
+            let answered = match self.recorded.responses.get(&(call, exchange)) {
+                // Recorded by the run this one resumes: not asked again.
+                Some((status, body)) => http::Answered {
+                    status: *status,
+                    body: body.clone(),
+                    tries: 0,
+                },
+                None => {
+                    let sent = serde_json::to_vec(&body).unwrap_or_default();
+                    self.log(
+                        "harness.model.called",
+                        json!({ "call": call, "exchange": exchange, "turn": turn, "mode": self.mode.as_str(), "request": body }),
+                        started,
+                    )?;
+                    let answered = self
+                        .client
+                        .post(&sent, deadline)
+                        .map_err(|e| Self::fail(e.kind, e.message, started))?;
+                    let parsed: Option<Value> = serde_json::from_slice(&answered.body).ok();
+                    let usage = parsed
+                        .as_ref()
+                        .map(|r| r["usage"].clone())
+                        .unwrap_or_default();
+                    self.log(
+                        "harness.model.responded",
+                        json!({
+                            "call": call, "exchange": exchange, "turn": turn, "mode": self.mode.as_str(),
+                            "tries": answered.tries, "status": answered.status, "usage": usage,
+                            "response_is_text": parsed.is_none(),
+                            "response": parsed.unwrap_or_else(|| Value::String(String::from_utf8_lossy(&answered.body).into_owned())),
+                        }),
+                        started,
+                    )?;
+                    answered
+                }
+            };
             let response: Option<Value> = serde_json::from_slice(&answered.body).ok();
-            self.record(&json!({
-                "call": request.call(),
-                "turn": turn,
-                "mode": self.mode.as_str(),
-                "tries": answered.tries,
-                "request": body,
-                "status": answered.status,
-                "response": response.clone().unwrap_or_else(|| Value::String(String::from_utf8_lossy(&answered.body).into_owned())),
-            }));
             if answered.status == 400
                 && let Some(weaker) = self.mode.weaker().filter(|_| self.mode != Mode::Text)
             {
@@ -256,13 +342,26 @@ impl Planner for ModelPlanner {
                     ));
                 }
                 messages.push(message.clone());
-                for call in &calls {
-                    let id = call["id"].as_str().unwrap_or_default();
-                    let name = call["function"]["name"].as_str().unwrap_or_default();
-                    let arguments = call["function"]["arguments"].as_str().unwrap_or("{}");
-                    let result = match self.tools.call(name, arguments) {
-                        Ok(text) => text,
-                        Err(why) => format!("error: {why}"),
+                for tool_call in &calls {
+                    let id = tool_call["id"].as_str().unwrap_or_default().to_owned();
+                    let name = tool_call["function"]["name"].as_str().unwrap_or_default();
+                    let arguments = tool_call["function"]["arguments"].as_str().unwrap_or("{}");
+                    let result = match self.recorded.tools.get(&(call, exchange, id.clone())) {
+                        // A tool call that completed before the crash is not repeated (an
+                        // append_memory, say).
+                        Some(result) => result.clone(),
+                        None => {
+                            let at = json!({ "call": call, "exchange": exchange, "id": id, "name": name });
+                            self.log("harness.tool_call.started", at.clone(), started)?;
+                            let (event, result) = match self.tools.call(name, arguments) {
+                                Ok(text) => ("harness.tool_call.succeeded", text),
+                                Err(why) => ("harness.tool_call.failed", format!("error: {why}")),
+                            };
+                            let mut data = at;
+                            data["result"] = Value::String(result.clone());
+                            self.log(event, data, started)?;
+                            result
+                        }
                     };
                     messages.push(json!({ "role": "tool", "tool_call_id": id, "content": result }));
                 }

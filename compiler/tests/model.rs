@@ -91,6 +91,11 @@ fn connection(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex
                 script[0].clone()
             }
         };
+        if status == 0 {
+            // Never answers (the test kills the client meanwhile).
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            return;
+        }
         let mut response = format!(
             "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
             body.len()
@@ -170,6 +175,15 @@ fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
 }
 
 const VERSION: &str = "sha256:5c281a30701ece8463ea55bda73114d347b874931ef2b7cfd530b2c4cb6f9510";
+
+/// The turn log of the session in `d/session`.
+fn events(d: &Path) -> Vec<Value> {
+    std::fs::read_to_string(d.join("session/model/events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
 /// Both streams.
 fn both(out: &std::process::Output) -> String {
@@ -283,7 +297,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
     assert!(!stdout(&out).contains("sk-test-123") && !stderr(&out).contains("sk-test-123"));
     let mut files = Vec::new();
     all_files(&d.join("session"), &mut files);
-    assert!(files.iter().any(|f| f.ends_with("model/turns.jsonl")));
+    assert!(files.iter().any(|f| f.ends_with("model/events.jsonl")));
     assert!(files.iter().any(|f| f.ends_with("model/system-prompt.txt")));
     for f in files {
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
@@ -293,8 +307,30 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
             f.display()
         );
     }
-    let turns = std::fs::read_to_string(d.join("session/model/turns.jsonl")).unwrap();
-    assert_eq!(turns.lines().count(), 4);
+    let names = events(d)
+        .into_iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| *n == "harness.model.responded")
+            .count(),
+        4
+    );
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.starts_with("harness.tool_call."))
+            .cloned()
+            .collect::<Vec<_>>(),
+        [
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded",
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded"
+        ]
+    );
 }
 
 #[test]
@@ -321,15 +357,10 @@ fn a_refused_response_format_falls_back_and_is_recorded() {
     assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
     assert_eq!(requests[1].body["response_format"]["type"], "json_object");
     assert!(requests[2].body.get("response_format").is_none());
-    let modes: Vec<String> = std::fs::read_to_string(d.join("session/model/turns.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["mode"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+    let modes: Vec<String> = events(d)
+        .into_iter()
+        .filter(|e| e["event"] == "harness.model.responded")
+        .map(|e| e["data"]["mode"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(modes, ["json_schema", "json_object", "text", "text"]);
 }
@@ -501,4 +532,87 @@ fn memory_is_confined_org_is_read_only_and_lessons_reach_the_next_session() {
         .unwrap()["content"]
         .clone();
     assert_eq!(lessons, "Check tool names against the allowlist.\n");
+}
+
+#[test]
+fn a_session_killed_while_turn_3_is_in_flight_resumes_that_turn_only() {
+    let dir = setup();
+    let d = dir.path();
+    let draft: Value = serde_json::from_str(&recorded_answer(1)).unwrap();
+    let first = serve(vec![
+        tool_calls(&[("read_skill", json!({ "name": "writing-loop-lwir" }))]),
+        tool_calls(&[
+            ("validate_draft", json!({ "lwir": draft["lwir"] })),
+            (
+                "append_memory",
+                json!({ "store": "workflow", "path": "lessons-learned.md", "text": "once" }),
+            ),
+        ]),
+        (0, vec![], String::new()),
+    ]);
+    let input = example("input.json");
+    let mut child = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            &input,
+            "--planner-url",
+            &first.url,
+            "--session",
+            "session",
+        ],
+    )
+    .env("OPENAI_API_KEY", "sk-test-123")
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while first.requests.lock().unwrap().len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "turn 3 was never sent"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let turn3 = first.requests.lock().unwrap()[2].body.clone();
+
+    let second = serve(vec![answer(&recorded_answer(2))]);
+    let mut resume = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            &input,
+            "--planner-url",
+            &second.url,
+            "--session",
+            "session",
+            "--resume",
+        ],
+    );
+    resume.env("OPENAI_API_KEY", "sk-test-123");
+    let out = resume.output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), VERSION);
+    let requests = second.requests.lock().unwrap().clone();
+    assert_eq!(
+        requests.len(),
+        1,
+        "only the turn that was in flight is sent again"
+    );
+    assert_eq!(
+        requests[0].body["messages"], turn3["messages"],
+        "the same turn 3, tool results replayed"
+    );
+    let lessons =
+        std::fs::read_to_string(d.join(".lwir/memory/workflow/issue-triage/lessons-learned.md"))
+            .unwrap();
+    assert_eq!(
+        lessons, "once\n",
+        "a completed append_memory is not repeated"
+    );
 }

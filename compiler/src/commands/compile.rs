@@ -96,9 +96,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     };
     let registry_dir = registry_dir(args.registry.clone());
     let registry = Registry::at(&registry_dir);
-    let mut planner = args
-        .planner
-        .planner(&prepared, &args.definition, &settings.dir)?;
+    let mut planner =
+        args.planner
+            .planner(&prepared, &args.definition, &settings.dir, args.resume)?;
     let mut progress = Progress {
         quiet: args.planner.quiet,
         planner: settings.planner.clone(),

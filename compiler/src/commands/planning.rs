@@ -136,6 +136,7 @@ impl PlannerArgs {
         prepared: &Prepared,
         definition_path: &str,
         session_dir: &Path,
+        resume: bool,
     ) -> anyhow::Result<Box<dyn lwir_repair::harness::Planner>> {
         let limits = self.limits()?;
         let Some(url) = &self.planner_url else {
@@ -181,9 +182,11 @@ impl PlannerArgs {
                 scratch: session_dir.join("scratch"),
             },
             record: session_dir.join("model"),
+            resume,
         };
         let planner =
-            lwirc::model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value);
+            lwirc::model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value)
+                .map_err(|e| anyhow::anyhow!("the model turn log of the session: {e}"))?;
         lwir_repair::files::create_dirs(&session_dir.join("model"))?;
         super::write_atomically(
             &session_dir.join("model").join("system-prompt.txt"),

@@ -62,7 +62,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let record = crate::commands::repair_record_dir();
     let mut planner = args
         .planner
-        .planner(&prepared, &args.files.definition, &record)?;
+        .planner(&prepared, &args.files.definition, &record, false)?;
     let mut journal = Journal::in_memory();
     if !args.planner.quiet {
         journal.observe(planning::progress);
