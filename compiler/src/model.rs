@@ -387,6 +387,41 @@ impl Planner for ModelPlanner {
     }
 }
 
+/// The token usage the server reported, summed over a session's turn log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Usage {
+    /// Exchanges the server answered.
+    pub turns: u64,
+    /// `usage.prompt_tokens`, summed.
+    pub prompt_tokens: u64,
+    /// `usage.completion_tokens`, summed.
+    pub completion_tokens: u64,
+}
+
+/// The usage recorded in the turn log in `record` (`<session>/model`); `None` when the
+/// session has no turn log (its planner was a command).
+pub fn usage(record: &std::path::Path) -> Option<Usage> {
+    let events = lwir_repair::events::read(&record.join(lwir_repair::events::LOG_FILE)).ok()?;
+    let mut usage = Usage::default();
+    for e in events
+        .iter()
+        .filter(|e| e.event == "harness.model.responded")
+    {
+        usage.turns += 1;
+        usage.prompt_tokens += e.data["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+        usage.completion_tokens += e.data["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+    }
+    Some(usage)
+}
+
+/// The harness id of the built-in planner, for the PlannerManifest.
+pub fn harness_id() -> String {
+    format!("lwirc-model/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The memory stores the built-in planner mounts, for the PlannerManifest.
+pub const MEMORY_STORES: [&str; 2] = ["org", "workflow"];
+
 /// `response_format` for the planner answer. The schema keeps to what strict structured-output
 /// modes accept — every property required, no `oneOf`, alternatives as nullable types — and
 /// is sent non-strict, since the draft inside it is a free-form object; lwirc validates the

@@ -245,6 +245,14 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
     // The user message is the planner protocol's request.
     let user: Value =
         serde_json::from_str(requests[0].body["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        user["manifest"]["harnessId"],
+        format!("lwirc-model/{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        user["manifest"]["memoryStoreIds"],
+        json!(["org", "workflow"])
+    );
     assert_eq!(user["kind"], "plan");
     let tools: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -378,9 +386,14 @@ fn rate_limits_are_retried_and_server_errors_are_bounded() {
         answer(&recorded_answer(1)),
         answer(&recorded_answer(2)),
     ]);
-    let out = compile(d, &server.url, &[]);
+    let out = compile(d, &server.url, &["--format", "json"]);
     assert_exit(&out, 0);
     assert_eq!(server.requests.lock().unwrap().len(), 3);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["model_usage"],
+        json!({ "turns": 2, "prompt_tokens": 200, "completion_tokens": 40 })
+    );
 
     let dir = setup();
     let d = dir.path();

@@ -72,9 +72,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     if args.input.as_deref() == Some("-") && args.definition == "-" {
         bail!("only one of WORKFLOW and --input can be `-` (standard input)");
     }
-    let Some(prepared) = planning::prepare(read_source(&args.definition)?) else {
+    let Some(mut prepared) = planning::prepare(read_source(&args.definition)?) else {
         return Ok(exit::FINDINGS);
     };
+    if args.planner.planner_url.is_some() {
+        // The session runs with the built-in harness, and the stores it mounts.
+        prepared.manifest.harness_id = lwirc::model::harness_id();
+        prepared.manifest.memory_store_ids = lwirc::model::MEMORY_STORES
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+    }
     let input = match &args.input {
         Some(path) => match read_json(path)? {
             Some(document) => Some(document.root().to_json()),

@@ -382,10 +382,21 @@ pub(crate) fn report(
             });
             if let Some(dir) = session {
                 out["session"] = json!(dir.display().to_string());
+                if let Some(usage) = lwirc::model::usage(&dir.join("model")) {
+                    out["model_usage"] = serde_json::to_value(usage)?;
+                }
             }
             print(&(serde_json::to_string_pretty(&out)? + "\n"))
         }
         ReportFormat::Human => {
+            if let Some(usage) = session.and_then(|dir| lwirc::model::usage(&dir.join("model")))
+                && !args.quiet
+            {
+                eprintln!(
+                    "model usage: {} turn(s), {} prompt + {} completion tokens",
+                    usage.turns, usage.prompt_tokens, usage.completion_tokens
+                );
+            }
             if !report.converged() {
                 if let (Some(draft), Some(checked)) = (&outcome.draft, &outcome.checked) {
                     // The file the session keeps it in.
