@@ -196,7 +196,12 @@ impl ModelPlanner {
 
     /// Appends one event to the turn log; a log that cannot be written fails the call (a
     /// turn that is not recorded could not be resumed).
-    fn log(&mut self, event: &str, data: Value, started: Instant) -> Result<(), PlannerFailure> {
+    pub(crate) fn log(
+        &mut self,
+        event: &str,
+        data: Value,
+        started: Instant,
+    ) -> Result<(), PlannerFailure> {
         let Some(log) = self.log.as_mut() else {
             return Ok(());
         };
@@ -384,6 +389,42 @@ impl Planner for ModelPlanner {
             ),
             started,
         ))
+    }
+}
+
+/// A planner command that may pass a call back to the built-in harness: when it answers
+/// `{"kind": "delegate_to_default"}`, the call is served by `model` (recorded in the turn
+/// log as `harness.delegated`), or — without a model server — is a finding that says so.
+pub struct Delegating {
+    /// The planner command.
+    pub process: lwir_repair::harness::ProcessPlanner,
+    /// The built-in harness, when `--planner-url` is given too.
+    pub model: Option<ModelPlanner>,
+}
+
+impl Planner for Delegating {
+    fn call(&mut self, request: &Request, bytes: &[u8]) -> Result<Response, PlannerFailure> {
+        let printed = self.process.run(request, bytes)?;
+        if !printed.delegates() {
+            return printed.answer();
+        }
+        let Some(model) = self.model.as_mut() else {
+            return Err(PlannerFailure {
+                kind: FailureKind::Invalid,
+                message: "the planner answered `delegate_to_default`, but there is no built-in \
+                          harness to serve the call: give --planner-url too"
+                    .into(),
+                stderr_tail: printed.stderr_tail,
+                elapsed: printed.elapsed,
+            });
+        };
+        let started = Instant::now();
+        model.log(
+            "harness.delegated",
+            json!({ "call": request.call(), "kind": request.kind() }),
+            started,
+        )?;
+        model.call(request, bytes)
     }
 }
 

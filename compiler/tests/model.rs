@@ -629,3 +629,49 @@ fn a_session_killed_while_turn_3_is_in_flight_resumes_that_turn_only() {
         "a completed append_memory is not repeated"
     );
 }
+
+#[test]
+fn a_planner_command_may_delegate_a_call_to_the_built_in_harness() {
+    let dir = setup();
+    let d = dir.path();
+    let delegating = script(
+        d,
+        "delegate.sh",
+        "cat >/dev/null; echo '{\"kind\": \"delegate_to_default\"}'",
+    );
+    let server = serve(vec![
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    let out = compile(d, &server.url, &["--planner", &delegating]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), VERSION);
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+    let delegated = events(d)
+        .iter()
+        .filter(|e| e["event"] == "harness.delegated")
+        .count();
+    assert_eq!(delegated, 2, "each delegated call is recorded as such");
+
+    // Without a model server, delegating is a finding that says what is missing.
+    let dir = setup();
+    let out = command(
+        dir.path(),
+        &[
+            "compile",
+            "workflow.json",
+            "--planner",
+            &delegating,
+            "--max-planner-calls",
+            "1",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_exit(&out, 1);
+    assert!(
+        both(&out).contains("LW806") && both(&out).contains("--planner-url"),
+        "{}",
+        both(&out)
+    );
+}

@@ -119,42 +119,82 @@ impl ProcessPlanner {
     }
 }
 
-impl Planner for ProcessPlanner {
-    fn call(&mut self, request: &Request, bytes: &[u8]) -> Result<Response, PlannerFailure> {
+/// A planner's answer passing the call back: `{"kind": "delegate_to_default"}`.
+pub const DELEGATE: &str = "delegate_to_default";
+
+/// What a planner process printed, before it is read as an answer.
+#[derive(Clone, Debug)]
+pub struct Printed {
+    /// Its standard output, UTF-8.
+    pub stdout: String,
+    /// The end of its standard error.
+    pub stderr_tail: String,
+    /// How long the call took.
+    pub elapsed: Duration,
+}
+
+impl Printed {
+    /// Whether the planner passed the call back to lwirc's built-in harness
+    /// (`{"kind": "delegate_to_default"}`, other members ignored).
+    pub fn delegates(&self) -> bool {
+        let read = lwir_spec::document::read(self.stdout.as_bytes().to_vec());
+        read.findings.is_empty()
+            && read.document.is_some_and(|d| {
+                d.root().get("kind").and_then(lwir_spec::Node::as_str) == Some(DELEGATE)
+            })
+    }
+
+    /// The output read as an answer (spec §8.3).
+    pub fn answer(self) -> Result<Response, PlannerFailure> {
+        let answer =
+            protocol::parse_answer(self.stdout.as_bytes()).map_err(|e| PlannerFailure {
+                kind: e.kind,
+                message: e.message,
+                stderr_tail: self.stderr_tail.clone(),
+                elapsed: self.elapsed,
+            })?;
+        Ok(Response {
+            answer,
+            stdout: self.stdout,
+            elapsed: self.elapsed,
+        })
+    }
+}
+
+impl ProcessPlanner {
+    /// Runs the planner for `request` (its wire form `bytes`): what it printed, or how it
+    /// failed to print anything readable.
+    pub fn run(&self, request: &Request, bytes: &[u8]) -> Result<Printed, PlannerFailure> {
         let started = std::time::Instant::now();
         let env = request.env();
         let env: Vec<(&str, String)> = env.into_iter().collect();
-        let output = process::run(&self.command, bytes, &env, &self.limits).map_err(|e| {
-            let kind = e.kind();
-            PlannerFailure {
-                kind,
+        let output =
+            process::run(&self.command, bytes, &env, &self.limits).map_err(|e| PlannerFailure {
+                kind: e.kind(),
                 message: e.to_string(),
                 stderr_tail: e.stderr_tail().to_owned(),
                 elapsed: started.elapsed(),
-            }
-        })?;
-        let failure = |kind, message| PlannerFailure {
-            kind,
-            message,
+            })?;
+        let stdout = String::from_utf8(output.stdout).map_err(|e| PlannerFailure {
+            kind: FailureKind::NotJson,
+            message: format!(
+                "the planner's answer is not UTF-8 (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
             stderr_tail: output.stderr_tail.clone(),
             elapsed: output.elapsed,
-        };
-        let stdout = String::from_utf8(output.stdout.clone()).map_err(|e| {
-            failure(
-                FailureKind::NotJson,
-                format!(
-                    "the planner's answer is not UTF-8 (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-            )
         })?;
-        let answer =
-            protocol::parse_answer(stdout.as_bytes()).map_err(|e| failure(e.kind, e.message))?;
-        Ok(Response {
-            answer,
+        Ok(Printed {
             stdout,
+            stderr_tail: output.stderr_tail,
             elapsed: output.elapsed,
         })
+    }
+}
+
+impl Planner for ProcessPlanner {
+    fn call(&mut self, request: &Request, bytes: &[u8]) -> Result<Response, PlannerFailure> {
+        self.run(request, bytes)?.answer()
     }
 }
 

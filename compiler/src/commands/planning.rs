@@ -22,17 +22,13 @@ use super::{ColorChoice, print, stderr_color};
 pub(crate) struct PlannerArgs {
     /// The planner command: run directly (split like a shell would, but without a shell),
     /// one JSON request on its standard input, one JSON answer on its standard output.
-    #[arg(
-        long,
-        value_name = "CMD",
-        required_unless_present = "planner_url",
-        conflicts_with = "planner_url"
-    )]
+    #[arg(long, value_name = "CMD", required_unless_present = "planner_url")]
     pub(crate) planner: Option<String>,
     /// Plan with lwirc's built-in harness against an OpenAI-compatible chat-completions
-    /// server instead of a planner command: requests go to `URL/chat/completions`, with
-    /// `$OPENAI_API_KEY` (when set) as a bearer token. The model is the planner slot's
-    /// (`planner.model` of the definition), or --planner-model.
+    /// server: requests go to `URL/chat/completions`, with `$OPENAI_API_KEY` (when set) as
+    /// a bearer token. The model is the planner slot's (`planner.model` of the definition),
+    /// or --planner-model. With --planner too, the command plans and the harness serves the
+    /// calls it answers `{"kind": "delegate_to_default"}` to.
     #[arg(long, value_name = "URL", env = "LWIRC_PLANNER_URL")]
     pub(crate) planner_url: Option<String>,
     /// The model name to ask the server for (default: the planner slot's `model`).
@@ -139,11 +135,21 @@ impl PlannerArgs {
         resume: bool,
     ) -> anyhow::Result<Box<dyn lwir_repair::harness::Planner>> {
         let limits = self.limits()?;
-        let Some(url) = &self.planner_url else {
-            return Ok(Box::new(lwir_repair::harness::ProcessPlanner::new(
+        let process = match &self.planner {
+            Some(_) => Some(lwir_repair::harness::ProcessPlanner::new(
                 self.command()?,
                 limits,
-            )));
+            )),
+            None => None,
+        };
+        let Some(url) = &self.planner_url else {
+            let Some(process) = process else {
+                anyhow::bail!("give --planner CMD or --planner-url URL");
+            };
+            return Ok(Box::new(lwirc::model::Delegating {
+                process,
+                model: None,
+            }));
         };
         let beside = Path::new(definition_path)
             .parent()
@@ -192,7 +198,13 @@ impl PlannerArgs {
             &session_dir.join("model").join("system-prompt.txt"),
             planner.system_prompt().as_bytes(),
         )?;
-        Ok(Box::new(planner))
+        Ok(match process {
+            Some(process) => Box::new(lwirc::model::Delegating {
+                process,
+                model: Some(planner),
+            }),
+            None => Box::new(planner),
+        })
     }
 
     pub(crate) fn limits(&self) -> anyhow::Result<Limits> {
