@@ -15,7 +15,7 @@ use lwir_spec::document::{self};
 use lwir_spec::{Code, Finding, Node};
 use serde::Serialize;
 
-use crate::agent::{Agent, CallFailure};
+use crate::agent::Agent;
 use crate::events::{self, GoalEvent};
 use crate::file::{Adaptation, ItemSpec};
 use crate::goal::{
@@ -174,27 +174,16 @@ impl Goals<'_> {
             "plan.session.started",
             serde_json::json!({ "manifest": request["manifest"], "planner": planner.describe() }),
         )?;
-        let env = [
-            ("LWIRC_PLANNER_CALL", "1".to_owned()),
-            ("LWIRC_GOAL", id.to_owned()),
-            ("LWIRC_PLAN", plan.clone()),
-        ];
+        let env = crate::goal::agent_env(1, id, &plan);
         let answer = match planner.call("adapt", &bytes, &env) {
             Ok(answer) => answer,
-            Err(CallFailure { kind, message }) => {
-                let charged = kind != lwir_repair::harness::FailureKind::NotStarted;
-                let data = plan_failed(
-                    plan.clone(),
-                    charged,
-                    kind.code().as_str().to_owned(),
-                    format!("the planner gave no answer: {message}"),
-                    Vec::new(),
-                );
+            Err(failure) => {
+                let (charged, data) = crate::goal::no_answer(&plan, &failure);
                 append("plan.failed", data, &mut log)?;
                 return Ok(Adapted::Failed {
                     plan,
                     charged,
-                    message,
+                    message: failure.message,
                     findings: Vec::new(),
                 });
             }

@@ -910,27 +910,16 @@ impl Goals<'_> {
             }
             let bytes = serde_json::to_vec(&request).unwrap_or_default();
             log.put(&format!("request-{round}"), &bytes)?;
-            let env = [
-                ("LWIRC_PLANNER_CALL", round.to_string()),
-                ("LWIRC_GOAL", id.to_owned()),
-                ("LWIRC_PLAN", plan_id.clone()),
-            ];
+            let env = agent_env(round, id, &plan_id);
             let answer = match planner.call("replan", &bytes, &env) {
                 Ok(answer) => answer,
-                Err(CallFailure { kind, message }) => {
-                    let charged = kind != lwir_repair::harness::FailureKind::NotStarted;
-                    let data = plan_failed(
-                        plan_id.clone(),
-                        charged,
-                        kind.code().as_str().to_owned(),
-                        format!("the planner gave no answer: {message}"),
-                        Vec::new(),
-                    );
+                Err(failure) => {
+                    let (charged, data) = no_answer(&plan_id, &failure);
                     append("plan.failed", data, &mut log)?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
                         charged,
-                        message,
+                        message: failure.message,
                         findings: None,
                     });
                 }
@@ -1003,11 +992,7 @@ impl Goals<'_> {
             });
             let bytes = serde_json::to_vec(&request).unwrap_or_default();
             log.put(&format!("review-request-{round}"), &bytes)?;
-            let env = [
-                ("LWIRC_PLANNER_CALL", round.to_string()),
-                ("LWIRC_GOAL", id.to_owned()),
-                ("LWIRC_PLAN", plan_id.clone()),
-            ];
+            let env = agent_env(round, id, &plan_id);
             let verdict = match reviewer.call("review", &bytes, &env) {
                 Ok(answer) => {
                     log.put(&format!("review-{round}"), &answer)?;
@@ -1921,6 +1906,29 @@ fn changed_meanwhile(id: &str, e: StoreError) -> GoalError {
         )),
         e => e.into(),
     }
+}
+
+/// The environment of a planner or reviewer call of plan `plan` of goal `goal`.
+pub(crate) fn agent_env(call: u32, goal: &str, plan: &str) -> [(&'static str, String); 3] {
+    [
+        ("LWIRC_PLANNER_CALL", call.to_string()),
+        ("LWIRC_GOAL", goal.to_owned()),
+        ("LWIRC_PLAN", plan.to_owned()),
+    ]
+}
+
+/// Whether a planner call that gave no answer is charged (all but one that could not be
+/// started: the environment's failure), and the `plan.failed` data recording it.
+pub(crate) fn no_answer(plan: &str, failure: &CallFailure) -> (bool, serde_json::Value) {
+    let charged = failure.kind != lwir_repair::harness::FailureKind::NotStarted;
+    let data = plan_failed(
+        plan.to_owned(),
+        charged,
+        failure.kind.code().as_str().to_owned(),
+        format!("the planner gave no answer: {}", failure.message),
+        Vec::new(),
+    );
+    (charged, data)
 }
 
 /// The data of `plan.failed`.

@@ -75,14 +75,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let Some(mut prepared) = planning::prepare(read_source(&args.definition)?) else {
         return Ok(exit::FINDINGS);
     };
-    if args.planner.planner_url.is_some() {
-        // The session runs with the built-in harness, and the stores it mounts.
-        prepared.manifest.harness_id = lwirc::model::harness_id();
-        prepared.manifest.memory_store_ids = lwirc::model::MEMORY_STORES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-    }
+    args.planner.adjust_manifest(&mut prepared);
     let input = match &args.input {
         Some(path) => match read_json(path)? {
             Some(document) => Some(document.root().to_json()),

@@ -100,6 +100,18 @@ impl PlannerArgs {
         }
     }
 
+    /// With the built-in harness, the PlannerManifest names it and the memory stores it
+    /// mounts.
+    pub(crate) fn adjust_manifest(&self, prepared: &mut Prepared) {
+        if self.planner_url.is_some() {
+            prepared.manifest.harness_id = lwirc::model::harness_id();
+            prepared.manifest.memory_store_ids = lwirc::model::MEMORY_STORES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+        }
+    }
+
     /// The planner as a session names it: the command, or the model server and model.
     pub(crate) fn describe(&self, prepared: &Prepared) -> anyhow::Result<String> {
         match &self.planner_url {

@@ -50,13 +50,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let Some(mut prepared) = planning::prepare(definition) else {
         return Ok(exit::FINDINGS);
     };
-    if args.planner.planner_url.is_some() {
-        prepared.manifest.harness_id = lwirc::model::harness_id();
-        prepared.manifest.memory_store_ids = lwirc::model::MEMORY_STORES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-    }
+    args.planner.adjust_manifest(&mut prepared);
     let bounds = args.planner.bounds(&prepared.value);
     let context = Context {
         workflow: prepared.value.clone(),
