@@ -241,3 +241,63 @@ fn a_killed_serve_loses_nothing() {
         );
     }
 }
+
+#[test]
+fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
+    let dir = setup();
+    let d = dir.path();
+    let g = goal(d, 0);
+    let started = d.join("started");
+    let runner = script(
+        d,
+        "slow.sh",
+        &format!(
+            "cat >/dev/null; echo $$ >> {}; exec sleep 30",
+            started.display()
+        ),
+    );
+    let mut serve = command(
+        d,
+        &[
+            "goal",
+            "serve",
+            "--runner",
+            &runner,
+            "--interval",
+            "0.05",
+            "--stop-grace",
+            "0.5",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_for("the runner", || {
+        std::fs::read_to_string(&started).is_ok_and(|t| !t.trim().is_empty())
+    });
+    let begun = Instant::now();
+    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    assert_eq!(serve.wait().unwrap().code(), Some(0));
+    assert!(
+        begun.elapsed() < Duration::from_secs(15),
+        "stopped after {:?}",
+        begun.elapsed()
+    );
+    let p = show(d, &g);
+    assert_eq!(p["attempts"]["used"], 1);
+    assert!(
+        p["work"][0]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{p}"
+    );
+    assert_ne!(p["status"], "running");
+    let pid: i32 = std::fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the runner was killed");
+}

@@ -147,6 +147,8 @@ pub struct Driver<'g> {
     inflight: BTreeMap<String, u32>,
     /// The first attempt that ended since the last look, for the adaptation trigger.
     ended: Option<crate::adapt::Trigger>,
+    /// Set when the runners in flight were killed: what they answer is an interruption.
+    aborted: bool,
     report: RunReport,
 }
 
@@ -168,6 +170,7 @@ impl<'g> Driver<'g> {
             _guard: guard,
             inflight: BTreeMap::new(),
             ended: None,
+            aborted: false,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -400,6 +403,23 @@ impl<'g> Driver<'g> {
     /// Records what a runner answered for one of this driver's attempts.
     pub fn record(&mut self, done: Done, observer: &mut dyn Observer) -> Result<(), GoalError> {
         self.inflight.remove(&done.work);
+        if self.aborted {
+            self.goals.interrupt(
+                &self.id,
+                &done.work,
+                done.attempt,
+                "its runner was stopped: `goal serve` was shutting down",
+            )?;
+            self.report.interrupted += 1;
+            observer.progress(
+                &self.id,
+                Progress::Interrupted {
+                    work: &done.work,
+                    attempt: done.attempt,
+                },
+            );
+            return Ok(());
+        }
         let report = match done.result {
             Err(f) => Report::FailedWith {
                 code: f.code,
@@ -484,6 +504,16 @@ impl<'g> Driver<'g> {
             Err(e) => return Err(e),
         }
         Ok(())
+    }
+
+    /// Kills the runners in flight (their process groups and every process marked with their
+    /// attempt); their answers are then recorded as interruptions.
+    pub fn abort(&mut self) {
+        self.aborted = true;
+        for (work, attempt) in &self.inflight {
+            let mark = format!("{}/{work}/{attempt}", self.id);
+            lwir_repair::process::kill_marked(runner::ATTEMPT_VAR, &mark);
+        }
     }
 
     /// Notes a replan's outcome in the report.
@@ -656,6 +686,9 @@ pub struct Service<'a> {
     pub max_planner_calls: usize,
     /// How often every goal is looked at.
     pub interval: std::time::Duration,
+    /// How long a stopping service waits for the runners in flight before it kills them
+    /// (their attempts are then recorded as interrupted, and count).
+    pub grace: std::time::Duration,
 }
 
 /// What a service run did.
@@ -706,8 +739,17 @@ impl Goals<'_> {
             std::sync::mpsc::channel::<(String, Result<crate::adapt::Adapted, GoalError>)>();
         std::thread::scope(|scope| -> Result<(), GoalError> {
             let mut first = true;
+            let mut stopping_since: Option<std::time::Instant> = None;
             loop {
                 let stopping = stop.load(Ordering::SeqCst) || (once && !first);
+                if stop.load(Ordering::SeqCst) {
+                    let since = *stopping_since.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() >= service.grace {
+                        for driver in drivers.values_mut().filter(|d| d.busy() && !d.aborted) {
+                            driver.abort();
+                        }
+                    }
+                }
                 if !stopping {
                     report.ticks += 1;
                     for id in self.store.goals()? {

@@ -191,9 +191,11 @@ enum GoalCommand {
     /// work, record attempts, replan eligible goals — at most --max-planner-calls planner
     /// calls at once across all goals, so slow planners never hold up ready work. Goals
     /// that wait for a person are looked at again when they change (an approval, a retry).
-    /// On SIGTERM or Ctrl-C nothing new starts; runners and replans in flight are waited
-    /// for and recorded (a second Ctrl-C exits at once: the next serve or run records them
-    /// as interrupted). Another process driving a goal (`goal run`) is left alone.
+    /// On SIGTERM or Ctrl-C nothing new starts; runners in flight get --stop-grace seconds
+    /// to answer, then are killed and their attempts recorded as interrupted; replans in
+    /// flight are waited for (a second signal exits at once: the next serve or run records
+    /// what was in flight as interrupted). Another process driving a goal (`goal run`) is
+    /// left alone.
     ///
     /// Exit status: 0 stopped cleanly, 2 usage error or an unreadable store.
     #[command(verbatim_doc_comment)]
@@ -204,6 +206,11 @@ enum GoalCommand {
         #[arg(long, value_name = "SECONDS", default_value_t = 1.0,
               value_parser = super::ranges::timeout_seconds)]
         interval: f64,
+        /// Seconds a stopping serve waits for the runners in flight before it kills them
+        /// (their attempts are recorded as interrupted, and count): from 0.001 to 86400.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0,
+              value_parser = super::ranges::timeout_seconds)]
+        stop_grace: f64,
     },
     /// Approve a plan that waits for review, and apply it.
     Approve {
@@ -718,8 +725,12 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                 }
             }
         }
-        GoalCommand::Tick { service } => serve(goals, &service, None),
-        GoalCommand::Serve { service, interval } => serve(goals, &service, Some(interval)),
+        GoalCommand::Tick { service } => serve(goals, &service, None, None),
+        GoalCommand::Serve {
+            service,
+            interval,
+            stop_grace,
+        } => serve(goals, &service, Some(interval), Some(stop_grace)),
         GoalCommand::Run {
             goal,
             runner,
@@ -837,7 +848,12 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
 }
 
 /// `goal tick` (`interval` none) and `goal serve`.
-fn serve(goals: &Goals<'_>, args: &ServiceArgs, interval: Option<f64>) -> Result<u8, GoalError> {
+fn serve(
+    goals: &Goals<'_>,
+    args: &ServiceArgs,
+    interval: Option<f64>,
+    grace: Option<f64>,
+) -> Result<u8, GoalError> {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
     let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
@@ -869,6 +885,8 @@ fn serve(goals: &Goals<'_>, args: &ServiceArgs, interval: Option<f64>) -> Result
             .map(|f| f as lwir_goals::run::AgentFactory<'_>),
         max_planner_calls: args.max_planner_calls as usize,
         interval: Duration::from_secs_f64(interval.unwrap_or(1.0)),
+        // A tick is not stopped by a signal's grace: it waits for what it started.
+        grace: Duration::from_secs_f64(grace.unwrap_or(10.0)),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
