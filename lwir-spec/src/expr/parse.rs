@@ -127,6 +127,77 @@ pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
 
 /// Parses the interpolation whose `${` is at `at`; returns it and the offset after its `}`.
 fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxError> {
+    match simple_path(text, at + 2) {
+        Some(parsed) => Ok(parsed),
+        None => parse_interpolation_pest(text, at),
+    }
+}
+
+/// The longest chain [`simple_path`] reads itself; longer ones go to the grammar (which
+/// bounds their depth).
+const MAX_SIMPLE_PATH: usize = 16;
+
+/// The interpolation at `base` (just after its `${`) when it is a plain path — a name and
+/// `.field`s, with blanks around the tokens, then `}` — read without the grammar: most
+/// interpolations of a draft are such paths (`input.repo`, `steps.fetch.output.items`), and
+/// this is the tree and the end the grammar gives for them, spans included. Anything else
+/// (a literal, a call, an operator, an index, a longer chain) is `None`, for the grammar.
+fn simple_path(text: &str, base: usize) -> Option<(Expr, usize)> {
+    let bytes = text.as_bytes();
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let skip = |mut i: usize| {
+        while i < bytes.len() && blank(bytes[i]) {
+            i += 1;
+        }
+        i
+    };
+    let ident = |i: usize| -> Option<usize> {
+        let first = *bytes.get(i)?;
+        if !(first.is_ascii_alphabetic() || first == b'_') {
+            return None;
+        }
+        let mut j = i + 1;
+        while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+            j += 1;
+        }
+        Some(j)
+    };
+    let start = skip(base);
+    let end = ident(start)?;
+    let name = &text[start..end];
+    if matches!(name, "null" | "true" | "false") {
+        return None;
+    }
+    let mut expr = Expr {
+        kind: ExprKind::Ident {
+            name: name.to_owned(),
+        },
+        span: Span::new(start, end),
+    };
+    let mut i = skip(end);
+    let mut links = 1;
+    while bytes.get(i) == Some(&b'.') {
+        let field_start = skip(i + 1);
+        let field_end = ident(field_start)?;
+        links += 1;
+        if links > MAX_SIMPLE_PATH {
+            return None;
+        }
+        expr = Expr {
+            kind: ExprKind::Member {
+                target: Box::new(expr),
+                field: text[field_start..field_end].to_owned(),
+                field_span: Span::new(field_start, field_end),
+            },
+            span: Span::new(start, field_end),
+        };
+        i = skip(field_end);
+    }
+    (bytes.get(i) == Some(&b'}')).then_some((expr, i + 1))
+}
+
+/// [`parse_interpolation`] through the grammar.
+fn parse_interpolation_pest(text: &str, at: usize) -> Result<(Expr, usize), SyntaxError> {
     let base = at + 2;
     let rest = &text[base..];
     check_nesting(rest, base, true)?;
@@ -691,6 +762,63 @@ fn decode_string(raw: &str, start: usize) -> Result<String, SyntaxError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod simple_path_tests {
+    use super::*;
+
+    /// The same tree, spans and end as the grammar, for paths and for what is not one.
+    #[test]
+    fn a_plain_path_reads_as_the_grammar_reads_it() {
+        let cases = [
+            "${input}",
+            "${ input.repo }",
+            "${steps.fetch.output.items}",
+            "x ${ a . b .c } y",
+            "${\n\tinput\n.\nrepo\n}",
+            "${ _a1.B_2 }",
+            "${ nullable.truex }",
+            "${ x.true }",
+            "${ null }",
+            "${ true }",
+            "${ f(x) }",
+            "${ a.b() }",
+            "${ a[0] }",
+            "${ a + b }",
+            "${ a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t }",
+            "${ a. }",
+            "${ a.1 }",
+            "${ a b }",
+            "${ 1 }",
+            "${ 'x' }",
+            "${ a }${ b.c }",
+            "${ é }",
+            "${ a.b",
+        ];
+        for text in cases {
+            let mut at = 0;
+            while let Some(offset) = text[at..].find("${") {
+                let start = at + offset;
+                let fast = simple_path(text, start + 2);
+                let slow = parse_interpolation_pest(text, start).ok();
+                if let Some(fast) = &fast {
+                    assert_eq!(Some(fast), slow.as_ref(), "{text:?} at {start}");
+                    assert_eq!(
+                        format!("{:?}", fast.0),
+                        format!("{:?}", slow.as_ref().unwrap().0),
+                        "spans of {text:?}"
+                    );
+                }
+                match slow {
+                    Some((_, end)) => at = end,
+                    None => break,
+                }
+            }
+        }
+        assert!(simple_path("${ input.repo }", 2).is_some());
+        assert!(simple_path("${ a.b() }", 2).is_none());
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Whole-process comparison: for generated drafts of 1 000, 10 000 and 100 000 steps, times
+# `lwirc validate -d` next to a plain serde_json parse of the same file and — when npm is
+# there — `ajv validate` of the LWIR meta-schema alone (installed into a temporary directory),
+# alternating the three in one run, RUNS times each (median). Prints a Markdown table with
+# the ratios and the peak memory (`/usr/bin/time -v`, when present).
+#
+#   benches/compare.sh            # 3 runs each
+#   RUNS=5 STEPS="1000 10000" benches/compare.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${RUNS:-3}
+steps_list=${STEPS:-"1000 10000 100000"}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cargo build --release --locked -q --bin lwirc --example generate
+lwirc=target/release/lwirc
+generate=target/release/examples/generate
+
+ajv=""
+if command -v npm > /dev/null; then
+    if (cd "$work" && npm install --silent --no-audit --no-fund ajv-cli@5 ajv-formats@2 > /dev/null 2>&1); then
+        ajv="$work/node_modules/.bin/ajv"
+    else
+        echo "(npm could not install ajv-cli: the ajv column is left out)" >&2
+    fi
+else
+    echo "(npm is not installed: the ajv column is left out)" >&2
+fi
+
+# seconds CMD...: the wall time of one run of CMD, in seconds.
+seconds() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" > /dev/null 2>&1 || true
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc -l
+}
+
+# peak CMD...: the peak resident set of one run, in MiB ("-" without /usr/bin/time).
+peak() {
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -v "$@" 2>&1 > /dev/null | awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}'
+    else
+        echo "-"
+    fi
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio |'
+[ -n "$ajv" ] && printf ' `ajv validate` (meta-schema only) | lwirc ÷ ajv |'
+printf ' lwirc peak | peak ÷ size |\n'
+printf '|---:|---:|---:|---:|---:|'
+[ -n "$ajv" ] && printf -- '---:|---:|'
+printf -- '---:|---:|\n'
+for steps in $steps_list; do
+    draft="$work/draft-$steps.json"
+    definition="$work/workflow-$steps.json"
+    "$generate" draft "$steps" > "$draft"
+    "$generate" definition "$steps" > "$definition"
+    size=$(stat -c %s "$draft")
+    : > "$work/serde" ; : > "$work/lwirc" ; : > "$work/ajv"
+    for _ in $(seq "$runs"); do
+        seconds "$generate" parse "$draft" >> "$work/serde"
+        seconds "$lwirc" validate "$draft" -d "$definition" --format json >> "$work/lwirc"
+        if [ -n "$ajv" ]; then
+            seconds "$ajv" validate --spec=draft2020 -c ajv-formats --strict=false \
+                -s lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
+        fi
+    done
+    s=$(median < "$work/serde")
+    l=$(median < "$work/lwirc")
+    mib=$(echo "$size / 1048576" | bc -l)
+    p=$(peak "$lwirc" validate "$draft" -d "$definition" --format json)
+    printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× |' "$steps" "$mib" "$s" "$l" "$(echo "$l / $s" | bc -l)"
+    if [ -n "$ajv" ]; then
+        a=$(median < "$work/ajv")
+        printf ' %.3f s | %.2f |' "$a" "$(echo "$l / $a" | bc -l)"
+    fi
+    if [ "$p" = "-" ]; then
+        printf ' - | - |\n'
+    else
+        printf ' %s MiB | %.1f× |\n' "$p" "$(echo "$p / $mib" | bc -l)"
+    fi
+done
