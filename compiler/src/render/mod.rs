@@ -97,27 +97,35 @@ impl<'a> Report<'a> {
     }
 }
 
-/// Line/column lookups for both files of a report.
+/// Line/column lookups for both files of a report, each index built when a finding first
+/// needs it (a clean report of a large draft builds none).
 pub(crate) struct Locators<'a> {
-    draft: Locator<'a>,
+    draft_bytes: &'a [u8],
+    definition_bytes: Option<&'a [u8]>,
+    draft: Option<Locator<'a>>,
     definition: Option<Locator<'a>>,
 }
 
 impl<'a> Locators<'a> {
     pub(crate) fn new(report: &Report<'a>) -> Self {
         Self {
-            draft: Locator::new(report.file(Origin::Draft).bytes),
-            definition: report
-                .draft
-                .and(report.definition)
-                .map(|f| Locator::new(f.bytes)),
+            draft_bytes: report.file(Origin::Draft).bytes,
+            definition_bytes: report.draft.and(report.definition).map(|f| f.bytes),
+            draft: None,
+            definition: None,
         }
     }
 
     pub(crate) fn locate(&mut self, origin: Origin, offset: usize) -> LineColumn {
-        match (origin, &mut self.definition) {
-            (Origin::Definition, Some(l)) => l.locate(offset),
-            _ => self.draft.locate(offset),
+        match (origin, self.definition_bytes) {
+            (Origin::Definition, Some(bytes)) => self
+                .definition
+                .get_or_insert_with(|| Locator::new(bytes))
+                .locate(offset),
+            _ => {
+                let bytes = self.draft_bytes;
+                self.draft.get_or_insert_with(|| Locator::new(bytes)).locate(offset)
+            }
         }
     }
 }
