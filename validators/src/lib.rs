@@ -90,9 +90,35 @@ pub fn check_draft(
         draft: Draft::new(draft.root()),
         definition: definition.map(|d| (d, Definition::new(d.root()))),
     };
-    let mut findings = Vec::new();
-    shape::check(&cx, &mut findings);
-    let analysis = expr::check(&cx, &mut findings, plan);
+    // The meta-schema pass is independent of the others: it runs on the second core while
+    // they run here. Its findings come first, as when it ran first, so the order (and the
+    // sort after) is the same either way.
+    let (mut findings, mut rest, analysis) = std::thread::scope(|scope| {
+        let shape = std::thread::Builder::new()
+            .name("lwirc-shape".into())
+            // The main thread's stack: the passes recurse as deep as the document nests.
+            .stack_size(8 * 1024 * 1024)
+            .spawn_scoped(scope, || {
+                let mut out = Vec::new();
+                shape::check(&cx, &mut out);
+                out
+            });
+        let mut rest = Vec::new();
+        let analysis = expr::check(&cx, &mut rest, plan);
+        let findings = match shape {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: the pass runs here.
+            Err(_) => {
+                let mut out = Vec::new();
+                shape::check(&cx, &mut out);
+                out
+            }
+        };
+        (findings, rest, analysis)
+    });
+    findings.append(&mut rest);
     graph::check(&cx, &analysis.references, &mut findings);
     if cx.definition.is_some() {
         capability::check(&cx, &mut findings);

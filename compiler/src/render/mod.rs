@@ -124,7 +124,9 @@ impl<'a> Locators<'a> {
                 .locate(offset),
             _ => {
                 let bytes = self.draft_bytes;
-                self.draft.get_or_insert_with(|| Locator::new(bytes)).locate(offset)
+                self.draft
+                    .get_or_insert_with(|| Locator::new(bytes))
+                    .locate(offset)
             }
         }
     }
