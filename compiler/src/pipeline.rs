@@ -207,7 +207,17 @@ fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) 
     let mut version = None;
     let mut plan = lwir_validators::expr::Plan::default();
     if let Some(doc) = &draft_doc {
-        let report = lwir_validators::check_draft(doc, definition_doc, with_plan);
+        // The version is hashed beside the validation (it is kept only when there is no
+        // error): the two share nothing but the tree they read.
+        let (report, hashed) = std::thread::scope(|scope| {
+            let hashing = std::thread::Builder::new()
+                .name("lwirc-version".into())
+                .stack_size(8 * 1024 * 1024)
+                .spawn_scoped(scope, || crate::canon::version_of(doc.root()));
+            let report = lwir_validators::check_draft(doc, definition_doc, with_plan);
+            let hashed = hashing.ok().and_then(|h| h.join().ok());
+            (report, hashed)
+        });
         plan = report.plan;
         let mut found = report.findings;
         if definition.is_some() {
@@ -216,7 +226,7 @@ fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) 
         }
         findings.extend(found);
         if !findings.iter().any(Finding::is_error) {
-            version = Some(crate::canon::version_of(doc.root()));
+            version = Some(hashed.unwrap_or_else(|| crate::canon::version_of(doc.root())));
         }
     }
     sort_findings(&mut findings);
