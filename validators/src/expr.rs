@@ -70,6 +70,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         analysis: Analysis::default(),
         current_step: String::new(),
         tool_types: HashMap::new(),
+        output_types: HashMap::new(),
         want_plan: plan,
     };
     let mut scope = Scope::default();
@@ -124,6 +125,7 @@ pub fn type_of_value(
         analysis: Analysis::default(),
         current_step: String::new(),
         tool_types: HashMap::new(),
+        output_types: HashMap::new(),
         want_plan: false,
     };
     let scope = Scope {
@@ -147,6 +149,10 @@ struct Checker<'c, 'd, 'o> {
     current_step: String,
     /// Types derived from the definition's schemas, once per tool (and input property).
     tool_types: HashMap<(String, String), Ty>,
+    /// Types of the draft's own output schemas, by their source bytes: the same text is the
+    /// same schema, so a draft that repeats one (every model call of a kind, say) derives
+    /// its type once.
+    output_types: HashMap<&'d [u8], Ty>,
     /// Whether to build the compiled plan.
     want_plan: bool,
 }
@@ -185,7 +191,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 }
                 Some(
                     step.field("output")
-                        .map_or(Ty::Any, |s| schema_ty(s, s, false)),
+                        .map_or(Ty::Any, |s| self.output_type(s)),
                 )
             }
             StepKind::Map => Some(self.map(step, scope)),
@@ -262,6 +268,19 @@ impl<'d> Checker<'_, 'd, '_> {
                     .map_or(Ty::Any, |schema| schema_ty(schema, schema, false))
             });
         Some(output.clone())
+    }
+
+    /// The type of `schema`, a schema written in the draft (cached by its source bytes).
+    fn output_type(&mut self, schema: &'d Node) -> Ty {
+        let source = self.source;
+        match source.get(schema.span.range()) {
+            Some(text) => self
+                .output_types
+                .entry(text)
+                .or_insert_with(|| schema_ty(schema, schema, false))
+                .clone(),
+            None => schema_ty(schema, schema, false),
+        }
     }
 
     fn map(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) -> Ty {
