@@ -90,40 +90,41 @@ pub fn check_draft(
         draft: Draft::new(draft.root()),
         definition: definition.map(|d| (d, Definition::new(d.root()))),
     };
-    // The meta-schema pass is independent of the others: it runs on the second core while
-    // they run here. Its findings come first, as when it ran first, so the order (and the
-    // sort after) is the same either way.
-    let (mut findings, mut rest, analysis) = std::thread::scope(|scope| {
-        let shape = std::thread::Builder::new()
+    // The meta-schema, capability and model passes are independent of the expression and
+    // graph passes: they run on the second core while those run here. The findings are put
+    // together in the order the passes ran in one after the other (shape, expressions,
+    // graph, capabilities, models), so the order — and the sort after — is the same.
+    let other = || {
+        let mut first = Vec::new();
+        shape::check(&cx, &mut first);
+        let mut last = Vec::new();
+        if cx.definition.is_some() {
+            capability::check(&cx, &mut last);
+            model::check(&cx, &mut last);
+        }
+        (first, last)
+    };
+    let ((mut findings, mut last), mut rest, analysis) = std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
             .name("lwirc-shape".into())
             // The main thread's stack: the passes recurse as deep as the document nests.
             .stack_size(8 * 1024 * 1024)
-            .spawn_scoped(scope, || {
-                let mut out = Vec::new();
-                shape::check(&cx, &mut out);
-                out
-            });
+            .spawn_scoped(scope, other);
         let mut rest = Vec::new();
         let analysis = expr::check(&cx, &mut rest, plan);
-        let findings = match shape {
+        graph::check(&cx, &analysis.references, &mut rest);
+        let other = match handle {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had: the pass runs here.
-            Err(_) => {
-                let mut out = Vec::new();
-                shape::check(&cx, &mut out);
-                out
-            }
+            // No thread to be had: the passes run here.
+            Err(_) => other(),
         };
-        (findings, rest, analysis)
+        (other, rest, analysis)
     });
     findings.append(&mut rest);
-    graph::check(&cx, &analysis.references, &mut findings);
-    if cx.definition.is_some() {
-        capability::check(&cx, &mut findings);
-        model::check(&cx, &mut findings);
-    } else {
+    findings.append(&mut last);
+    if cx.definition.is_none() {
         let root = draft.root().span;
         findings.push(
             Finding::new(
