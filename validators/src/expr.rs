@@ -10,7 +10,7 @@
 //! those inside a `branch` are visible after it, as maybe absent, like those of steps with
 //! a `when`.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
@@ -55,7 +55,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         .as_ref()
         .and_then(|(_, d)| d.root.get("input"))
         .map_or(Ty::Any, |s| schema_ty(s, s, false));
-    let mut ids = HashSet::new();
+    let mut ids = HashSet::default();
     cx.draft.walk(&mut |s| {
         if let Some(id) = s.id() {
             ids.insert(id);
@@ -69,8 +69,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         out,
         analysis: Analysis::default(),
         current_step: String::new(),
-        tool_types: HashMap::new(),
-        output_types: HashMap::new(),
+        tool_types: HashMap::default(),
+        output_types: HashMap::default(),
         want_plan: plan,
     };
     let mut scope = Scope::default();
@@ -120,12 +120,12 @@ pub fn type_of_value(
         cx: &cx,
         source: document.source(),
         input,
-        ids: HashSet::new(),
+        ids: HashSet::default(),
         out: &mut out,
         analysis: Analysis::default(),
         current_step: String::new(),
-        tool_types: HashMap::new(),
-        output_types: HashMap::new(),
+        tool_types: HashMap::default(),
+        output_types: HashMap::default(),
         want_plan: false,
     };
     let scope = Scope {

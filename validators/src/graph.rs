@@ -2,7 +2,7 @@
 //! the workflow name, and the limits of the definition (step count, parallelism, loop
 //! iterations) and of LWIR itself (`code.run` body size).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use lwir_spec::document::Node;
 use lwir_spec::ir::{Limits, MAX_CODE_BODY_BYTES, Step, StepKind};
@@ -27,7 +27,7 @@ struct Vertex<'d> {
 
 pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &mut Vec<Finding>) {
     let mut vertices: Vec<Vertex<'a>> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
     // `after` entries of steps that are not graph vertices (no id, or a repeated one).

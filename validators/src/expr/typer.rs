@@ -28,7 +28,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             scope,
             locals: Vec::new(),
             guarded: Vec::new(),
-            types: HashMap::new(),
+            types: HashMap::default(),
         }
     }
 
