@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole-process comparison: for generated drafts of 1 000, 10 000 and 100 000 steps, times
-# `lwirc validate -d` next to a plain serde_json parse of the same file and — when npm is
+# `lwirc validate -d` and `lwirc hash` next to a plain serde_json parse of the same file and — when npm is
 # there — `ajv validate` of the LWIR meta-schema alone (installed into a temporary directory),
 # alternating the three in one run, RUNS times each (median). Prints a Markdown table with
 # the ratios and the peak memory (`/usr/bin/time -v`, when present).
@@ -50,10 +50,10 @@ peak() {
 
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio |'
+printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio | `lwirc hash` | ratio |'
 [ -n "$ajv" ] && printf ' `ajv validate` (meta-schema only) | lwirc ÷ ajv |'
 printf ' lwirc peak | peak ÷ size |\n'
-printf '|---:|---:|---:|---:|---:|'
+printf '|---:|---:|---:|---:|---:|---:|---:|'
 [ -n "$ajv" ] && printf -- '---:|---:|'
 printf -- '---:|---:|\n'
 for steps in $steps_list; do
@@ -62,10 +62,11 @@ for steps in $steps_list; do
     "$generate" draft "$steps" > "$draft"
     "$generate" definition "$steps" > "$definition"
     size=$(stat -c %s "$draft")
-    : > "$work/serde" ; : > "$work/lwirc" ; : > "$work/ajv"
+    : > "$work/serde" ; : > "$work/lwirc" ; : > "$work/hash" ; : > "$work/ajv"
     for _ in $(seq "$runs"); do
         seconds "$generate" parse "$draft" >> "$work/serde"
         seconds "$lwirc" validate "$draft" -d "$definition" --format json >> "$work/lwirc"
+        seconds "$lwirc" hash "$draft" >> "$work/hash"
         if [ -n "$ajv" ]; then
             seconds "$ajv" validate --spec=draft2020 -c ajv-formats --strict=false \
                 -s lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
@@ -73,9 +74,11 @@ for steps in $steps_list; do
     done
     s=$(median < "$work/serde")
     l=$(median < "$work/lwirc")
+    h=$(median < "$work/hash")
     mib=$(echo "$size / 1048576" | bc -l)
     p=$(peak "$lwirc" validate "$draft" -d "$definition" --format json)
-    printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× |' "$steps" "$mib" "$s" "$l" "$(echo "$l / $s" | bc -l)"
+    printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× | %.3f s | %.2f× |' "$steps" "$mib" "$s" "$l" \
+        "$(echo "$l / $s" | bc -l)" "$h" "$(echo "$h / $s" | bc -l)"
     if [ -n "$ajv" ]; then
         a=$(median < "$work/ajv")
         printf ' %.3f s | %.2f |' "$a" "$(echo "$l / $a" | bc -l)"
