@@ -84,9 +84,11 @@ impl Check for PipelineCheck {
 /// What the repair loop needs of a validation.
 pub fn checked(validation: Validation) -> Checked {
     let document = validation.document(Origin::Draft);
-    let state = match document {
-        Some(d) => version_of(d.root()),
-        None => format!("bytes:{}", sha256_of(&validation.draft.bytes)),
+    let state = match (&validation.version, document) {
+        // The version of a clean draft is already its canonical hash.
+        (Some(version), Some(_)) => version.clone(),
+        (None, Some(d)) => version_of(d.root()),
+        (_, None) => format!("bytes:{}", sha256_of(&validation.draft.bytes)),
     };
     Checked {
         findings_json: crate::render::json::findings(&validation),

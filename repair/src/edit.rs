@@ -69,6 +69,9 @@ pub fn apply_text(source: &[u8], patch: &[PatchOp]) -> Result<Vec<u8>, ApplyErro
     let Some(doc) = read.document else {
         return Err(ApplyError::NotJson);
     };
+    if let Some(text) = replacements(source, &doc, patch) {
+        return Ok(text);
+    }
     let expected = crate::apply_owned(doc.root().to_json(), patch)?;
     if let Ok(text) = edit_document(doc, patch)
         && reads_as(&text, &expected)
@@ -76,6 +79,97 @@ pub fn apply_text(source: &[u8], patch: &[PatchOp]) -> Result<Vec<u8>, ApplyErro
         return Ok(text);
     }
     Ok(crate::fixes::to_bytes(&expected))
+}
+
+/// A patch of `replace` operations alone — nearly every safe fix — applied as text edits and
+/// judged on the spanned trees instead of through `serde_json` copies of the whole document:
+/// the edited text, read again, must be the document `doc` (read from `source`) with exactly
+/// those values replaced, as `json-patch` would replace them. `None` (for the general path)
+/// when the patch has other operations, a path that does not exist, the root, or one path
+/// inside another, or when the edits do not read back as they should.
+fn replacements(source: &[u8], doc: &SpannedDocument, patch: &[PatchOp]) -> Option<Vec<u8>> {
+    let mut trie = Trie::default();
+    for op in patch {
+        let PatchOp::Replace { path, .. } = op else {
+            return None;
+        };
+        let tokens = pointer::tokens(path)?;
+        if tokens.is_empty() || doc.root().at(path).is_none() || !trie.insert(&tokens) {
+            return None;
+        }
+    }
+    // `edit_document` consumes its document: it gets a fresh read of the same bytes.
+    let fresh = document::read(source.to_vec()).document?;
+    let text = edit_document(fresh, patch).ok()?;
+    let edited = document::read(text.clone()).document?;
+    for op in patch {
+        let PatchOp::Replace { path, value } = op else {
+            return None;
+        };
+        if edited.root().at(path)?.to_json() != *value {
+            return None;
+        }
+    }
+    same_except(doc.root(), edited.root(), Some(&trie)).then_some(text)
+}
+
+/// The replaced paths, as a tree of pointer tokens.
+#[derive(Debug, Default)]
+struct Trie {
+    replaced: bool,
+    children: std::collections::BTreeMap<String, Trie>,
+}
+
+impl Trie {
+    /// Adds `tokens`; `false` when it is inside, or contains, a path already added.
+    fn insert(&mut self, tokens: &[String]) -> bool {
+        let mut node = self;
+        for token in tokens {
+            if node.replaced {
+                return false;
+            }
+            node = node.children.entry(token.clone()).or_default();
+        }
+        if node.replaced || !node.children.is_empty() {
+            return false;
+        }
+        node.replaced = true;
+        true
+    }
+}
+
+/// Whether `a` and `b` are the same value (members in the same order, numbers alike to the
+/// bit) everywhere but at the replaced paths of `trie`, which are not compared.
+fn same_except(a: &Node, b: &Node, trie: Option<&Trie>) -> bool {
+    if trie.is_some_and(|t| t.replaced) {
+        return true;
+    }
+    let child = |token: &str| trie.and_then(|t| t.children.get(token));
+    match (&a.value, &b.value) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => {
+            x.value.to_bits() == y.value.to_bits() && x.exact_integer == y.exact_integer
+        }
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y.iter()).enumerate().all(|(i, (p, q))| {
+                    let sub = match trie {
+                        Some(t) if !t.children.is_empty() => child(&i.to_string()),
+                        _ => None,
+                    };
+                    same_except(p, q, sub)
+                })
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.key == q.key && same_except(&p.value, &q.value, child(&p.key)))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `text` reads as a document equal to `expected`.
