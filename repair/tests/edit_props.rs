@@ -2,7 +2,7 @@
 //! document, however it is spelt, and any patch, editing the text gives the document that
 //! applying the patch to its value gives, and fails exactly when that fails.
 
-use lwir_repair::edit::edit_text;
+use lwir_repair::edit::{apply_text, edit_text};
 use lwir_spec::PatchOp;
 use proptest::prelude::*;
 use serde_json::{Value as J, json};
@@ -130,6 +130,43 @@ proptest! {
             (applied, edited) => prop_assert!(
                 false,
                 "json-patch {:?}, text edits {:?}\n{}\n{:?}",
+                applied.err().map(|e| e.to_string()),
+                edited.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                text,
+                patch
+            ),
+        }
+    }
+
+    /// `apply_text` — which judges patches of `replace` operations alone on the spanned trees
+    /// rather than through json-patch — gives what json-patch gives, and fails when it fails.
+    #[test]
+    fn replacements_agree_with_json_patch(
+        doc in json(),
+        style in any::<u8>(),
+        ops in prop::collection::vec(((any::<usize>(), any::<u8>()), json()), 1..5),
+    ) {
+        let mut all = Vec::new();
+        paths(&doc, "", &mut all);
+        let patch: Vec<PatchOp> = ops
+            .into_iter()
+            .map(|(a, value)| PatchOp::Replace { path: pick(&all, a), value })
+            .collect();
+        let text = spell(&doc, style);
+        let mut expected = doc.clone();
+        let applied = lwir_repair::apply(&mut expected, &patch);
+        let edited = apply_text(text.as_bytes(), &patch);
+        match (applied, edited) {
+            (Ok(()), Ok(bytes)) => {
+                let got: J = serde_json::from_slice(&bytes).map_err(|e| {
+                    TestCaseError::fail(format!("{e}: {}", String::from_utf8_lossy(&bytes)))
+                })?;
+                prop_assert_eq!(got, expected, "{}\n{:?}", text, patch);
+            }
+            (Err(_), Err(_)) => {}
+            (applied, edited) => prop_assert!(
+                false,
+                "json-patch {:?}, apply_text {:?}\n{}\n{:?}",
                 applied.err().map(|e| e.to_string()),
                 edited.map(|b| String::from_utf8_lossy(&b).into_owned()),
                 text,
