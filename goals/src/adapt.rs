@@ -327,25 +327,12 @@ impl Goals<'_> {
                 }
             }
             other => {
-                let at = if doc.root().get("kind").is_some() {
-                    "/kind"
-                } else {
-                    ""
-                };
-                let span = doc.span_of(at).unwrap_or(doc.root().span);
-                let shown = other.map_or("no `kind`".to_owned(), |k| format!("`kind` {k:?}"));
-                refuse(
-                    vec![Finding::new(
-                        Code::InvalidProposal,
-                        at,
-                        span,
-                        format!(
-                            "the answer has {shown}; an adaptation answers \"keep\", \"revise\" or \"attention\""
-                        ),
-                    )],
-                    &mut log,
-                    &mut append,
-                )
+                let finding = crate::goal::unknown_kind(
+                    &doc,
+                    other,
+                    "an adaptation answers \"keep\", \"revise\" or \"attention\"",
+                );
+                refuse(vec![finding], &mut log, &mut append)
             }
         }
     }

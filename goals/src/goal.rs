@@ -1315,24 +1315,9 @@ impl Goals<'_> {
                 }
             }
             other => {
-                let at = if doc.root().get("kind").is_some() {
-                    "/kind"
-                } else {
-                    ""
-                };
-                let span = doc.span_of(at).unwrap_or(doc.root().span);
-                let shown = other.map_or("no `kind`".to_owned(), |k| format!("`kind` {k:?}"));
-                refused(
-                    Some(Box::new(doc)),
-                    vec![Finding::new(
-                        Code::InvalidProposal,
-                        at,
-                        span,
-                        format!(
-                            "the answer has {shown}; a replan answers \"apply\" or \"attention\""
-                        ),
-                    )],
-                )
+                let finding =
+                    unknown_kind(&doc, other, "a replan answers \"apply\" or \"attention\"");
+                refused(Some(Box::new(doc)), vec![finding])
             }
         }
     }
@@ -1929,6 +1914,24 @@ pub(crate) fn no_answer(plan: &str, failure: &CallFailure) -> (bool, serde_json:
         Vec::new(),
     );
     (charged, data)
+}
+
+/// The finding of an answer whose `kind` (`kind`, absent: `None`) is none of those `expected`
+/// names, pointing at the `kind`.
+pub(crate) fn unknown_kind(doc: &SpannedDocument, kind: Option<&str>, expected: &str) -> Finding {
+    let at = if doc.root().get("kind").is_some() {
+        "/kind"
+    } else {
+        ""
+    };
+    let span = doc.span_of(at).unwrap_or(doc.root().span);
+    let shown = kind.map_or("no `kind`".to_owned(), |k| format!("`kind` {k:?}"));
+    Finding::new(
+        Code::InvalidProposal,
+        at,
+        span,
+        format!("the answer has {shown}; {expected}"),
+    )
 }
 
 /// The data of `plan.failed`.
