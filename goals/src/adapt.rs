@@ -150,23 +150,16 @@ impl Goals<'_> {
             None => Ok(()),
             Some(why) => Err(format!("goal `{id}` does not adapt now: {why}")),
         })?;
-        let mut seq = loaded.fold.last_seq + 1;
-        let mut append = |name: &str,
-                          data: serde_json::Value,
-                          log: &mut Box<dyn crate::store::PlanLog>|
-         -> Result<(), GoalError> {
-            log.append(name, data.clone())?;
-            loop {
-                match self.store.append(id, name, data.clone(), seq) {
-                    Ok(e) => {
-                        seq = e.seq;
-                        return Ok(());
-                    }
-                    Err(crate::store::StoreError::Conflict { found, .. }) => seq = found,
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        let mut writer = crate::goal::PlanWriter {
+            store: self.store,
+            id,
+            seq: loaded.fold.last_seq + 1,
+            doing: "adapted",
         };
+        let mut append =
+            |name: &str, data: serde_json::Value, log: &mut Box<dyn crate::store::PlanLog>| {
+                writer.append(log, name, data)
+            };
         let request = self.adapt_request(&loaded, &plan, trigger);
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
         log.put("request-1", &bytes)?;

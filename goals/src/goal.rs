@@ -870,33 +870,14 @@ impl Goals<'_> {
             })
             .collect();
         let rounds = 1 + replanning.max_review_rounds;
-        let mut seq = self.store.events(id)?.last().map_or(0, |e| e.seq);
-        let mut append = |name: &str,
-                          data: serde_json::Value,
-                          log: &mut Box<dyn PlanLog>|
-         -> Result<(), GoalError> {
-            log.append(name, data.clone())?;
-            // Only this replan writes plan events now; reports cannot arrive while the goal is
-            // quiescent, but an append conflict is retried on the fresh seq all the same.
-            loop {
-                match self.store.append(id, name, data.clone(), seq) {
-                    Ok(e) => {
-                        seq = e.seq;
-                        return Ok(());
-                    }
-                    Err(StoreError::Conflict { found, .. }) => {
-                        // Someone else wrote: only a cancellation can have come in now.
-                        let events = self.store.events(id)?;
-                        if events.iter().any(|e| e.event == "goal.cancelled") {
-                            return Err(GoalError::Refused(format!(
-                                "goal `{id}` was cancelled while it was being replanned; nothing more is recorded"
-                            )));
-                        }
-                        seq = found;
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        let mut writer = PlanWriter {
+            store: self.store,
+            id,
+            seq: loaded.fold.last_seq + 1,
+            doing: "replanned",
+        };
+        let mut append = |name: &str, data: serde_json::Value, log: &mut Box<dyn PlanLog>| {
+            writer.append(log, name, data)
         };
         for round in 1..=rounds {
             let request = self.replan_request(&loaded, &plan_id, round, &feedback);
@@ -1890,6 +1871,49 @@ fn changed_meanwhile(id: &str, e: StoreError) -> GoalError {
             "goal `{id}` changed meanwhile; look again with `lwirc goal show {id}`"
         )),
         e => e.into(),
+    }
+}
+
+/// Appends the events of a plan to its own log and to the goal's, for as long as the replan
+/// or adaptation that holds the plan runs. Nothing but a cancellation should reach the goal
+/// log meanwhile (the goal is quiescent, or its driver waits for this plan): a conflict is
+/// retried on the fresh seq, unless the goal was cancelled, which stops the plan.
+pub(crate) struct PlanWriter<'a> {
+    pub(crate) store: &'a dyn Store,
+    pub(crate) id: &'a str,
+    /// The seq of the goal's last event, as this plan knows it.
+    pub(crate) seq: u64,
+    /// What the goal is being, for the message: `replanned`, `adapted`.
+    pub(crate) doing: &'static str,
+}
+
+impl PlanWriter<'_> {
+    pub(crate) fn append(
+        &mut self,
+        log: &mut Box<dyn PlanLog>,
+        name: &str,
+        data: serde_json::Value,
+    ) -> Result<(), GoalError> {
+        log.append(name, data.clone())?;
+        loop {
+            match self.store.append(self.id, name, data.clone(), self.seq) {
+                Ok(e) => {
+                    self.seq = e.seq;
+                    return Ok(());
+                }
+                Err(StoreError::Conflict { found, .. }) => {
+                    let events = self.store.events(self.id)?;
+                    if events.iter().any(|e| e.event == "goal.cancelled") {
+                        return Err(GoalError::Refused(format!(
+                            "goal `{}` was cancelled while it was being {}; nothing more is recorded",
+                            self.id, self.doing
+                        )));
+                    }
+                    self.seq = found;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 

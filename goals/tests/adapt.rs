@@ -282,3 +282,60 @@ fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     .unwrap();
     assert!(answer.is_valid(&example));
 }
+
+/// A planner that cancels the goal while it "thinks", then revises.
+struct Cancelling<'a> {
+    world: &'a World,
+    goal: String,
+}
+
+impl lwir_goals::agent::Agent for Cancelling<'_> {
+    fn describe(&self) -> String {
+        "cancelling".into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
+        self.world
+            .goals()
+            .cancel(&self.goal, Some("mid-adaptation"))
+            .unwrap();
+        let revise = json!({ "kind": "revise", "root": "c2", "items": [
+            { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
+        ] });
+        Ok(serde_json::to_vec(&revise).unwrap())
+    }
+}
+
+#[test]
+fn a_goal_cancelled_during_an_adaptation_is_not_revised() {
+    let world = World::new();
+    let goal = world.create(&chain("every-step", 1));
+    let runner = By(|_| ok());
+    let mut planner = Cancelling {
+        world: &world,
+        goal: goal.clone(),
+    };
+    let e = world
+        .goals()
+        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cancelled while it was being adapted"),
+        "{e}"
+    );
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.status, Status::Cancelled);
+    assert_eq!(p.generation, 0);
+    assert!(
+        !world
+            .event_names(&goal)
+            .iter()
+            .any(|n| n == "plan.proposed")
+    );
+}
