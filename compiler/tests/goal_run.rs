@@ -400,3 +400,63 @@ fn the_example_runs_with_goal_run() {
     assert_eq!(p["attempts"]["used"], 3);
     assert_eq!(p["generations"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn goal_run_does_not_wait_without_end_for_work_it_did_not_start() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = wide_goal(
+        d,
+        1,
+        1,
+        json!({ "max_total_attempts": 10, "max_parallel": 2 }),
+    );
+    // Another runtime started the only ready item and has not reported back.
+    assert_exit(&lwirc(d, &["goal", "report", &goal, "k0", "started"]), 0);
+    let runner = script(
+        d,
+        "never.sh",
+        "cat >/dev/null; echo should-not-run >&2; exit 1",
+    );
+    let begun = Instant::now();
+    let out = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
+    assert_exit(&out, 1);
+    assert!(
+        begun.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        begun.elapsed()
+    );
+    assert!(stdout(&out).contains("running"), "{}", stdout(&out));
+    assert_eq!(
+        show(d, &goal)["attempts"]["used"],
+        1,
+        "nothing was dispatched"
+    );
+}
+
+#[test]
+fn a_runners_hostile_error_text_never_reaches_the_terminal_raw() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = wide_goal(
+        d,
+        1,
+        1,
+        json!({ "max_total_attempts": 10, "max_parallel": 2 }),
+    );
+    let runner = script(
+        d,
+        "hostile.sh",
+        "cat >/dev/null; printf '{\"kind\":\"failed\",\"error\":\"boom\\u001b[2J\\u001b]0;owned\\u0007\"}'",
+    );
+    let out = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("boom"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains('\u{1b}') && !stdout(&out).contains('\u{1b}'),
+        "{:?}",
+        stderr(&out)
+    );
+    let human = lwirc(d, &["goal", "show", &goal]);
+    assert!(!stdout(&human).contains('\u{1b}'), "{:?}", stdout(&human));
+}

@@ -475,8 +475,16 @@ fn goal_commands_explain_what_is_wrong() {
         "{}",
         stderr(&not_eligible)
     );
+    // Usage errors are exit 2, as everywhere in lwirc.
     let no_output = report(d, &goal, "triage", &["succeeded"]);
-    assert_exit(&no_output, 1);
+    assert_exit(&no_output, 2);
+    let unreadable = lwirc(d, &["goal", "create", "no-such-goal.json"]);
+    assert_exit(&unreadable, 2);
+    assert!(
+        stderr(&unreadable).contains("cannot read"),
+        "{}",
+        stderr(&unreadable)
+    );
     assert!(
         stderr(&no_output).contains("--output"),
         "{}",

@@ -564,9 +564,6 @@ impl<'g> Driver<'g> {
     }
 }
 
-/// How long a driver with nothing in flight waits before it looks at the goal again.
-pub const POLL: std::time::Duration = std::time::Duration::from_millis(200);
-
 impl Goals<'_> {
     /// Records attempt `attempt` of `work` as interrupted (it counts).
     pub fn interrupt(
@@ -630,7 +627,10 @@ impl Goals<'_> {
                             driver.record(done, observer)?;
                         }
                     }
-                    Step::Wait => std::thread::sleep(POLL),
+                    // Nothing of this run's is in flight, and the goal waits for someone
+                    // else's (an attempt a runtime reported started, another process's
+                    // replan): `goal run` does not wait for them without end.
+                    Step::Wait => return Ok(()),
                     Step::Replan => {
                         let Some(planner) = planner.as_deref_mut() else {
                             return Ok(());

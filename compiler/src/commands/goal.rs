@@ -399,6 +399,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         now,
     };
     let outcome = dispatch(&goals, &store, args.command);
+    let outcome = match outcome {
+        Ok(code) => Ok(code),
+        Err(Failure::Usage(e)) => return Err(e),
+        Err(Failure::Goal(e)) => Err(e),
+    };
     match outcome {
         Ok(code) => Ok(code),
         Err(e) => failure(e),
@@ -466,8 +471,22 @@ fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
     }
 }
 
-fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Result<u8, GoalError> {
-    let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+/// Why a goal command did not complete: the goal said no (exit 1, or 3 for drift), or the
+/// command could not be carried out — an unreadable file, a bad flag, standard output
+/// closed — which is a usage error (exit 2), as everywhere in lwirc.
+enum Failure {
+    Goal(GoalError),
+    Usage(anyhow::Error),
+}
+
+impl From<GoalError> for Failure {
+    fn from(e: GoalError) -> Self {
+        Failure::Goal(e)
+    }
+}
+
+fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Result<u8, Failure> {
+    let io = Failure::Usage;
     match command {
         GoalCommand::Create {
             file,
@@ -514,7 +533,7 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                     }
                     Ok(exit::FINDINGS)
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             }
         }
         GoalCommand::List { format } => {
@@ -594,22 +613,22 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
             let report = match status {
                 ReportStatus::Started => {
                     if output.is_some() || error.is_some() {
-                        return Err(GoalError::Refused(
-                            "`started` takes neither --output nor --error".into(),
-                        ));
+                        return Err(Failure::Usage(anyhow::anyhow!(
+                            "`started` takes neither --output nor --error"
+                        )));
                     }
                     WorkReport::Started
                 }
                 ReportStatus::Succeeded => {
                     if error.is_some() {
-                        return Err(GoalError::Refused(
-                            "`succeeded` takes --output, not --error".into(),
-                        ));
+                        return Err(Failure::Usage(anyhow::anyhow!(
+                            "`succeeded` takes --output, not --error"
+                        )));
                     }
                     let Some(path) = output else {
-                        return Err(GoalError::Refused(
-                            "`succeeded` needs --output FILE (the attempt's output, JSON)".into(),
-                        ));
+                        return Err(Failure::Usage(anyhow::anyhow!(
+                            "`succeeded` needs --output FILE (the attempt's output, JSON)"
+                        )));
                     };
                     let Some(doc) = super::read_json(&path).map_err(io)? else {
                         return Ok(exit::FINDINGS);
@@ -618,9 +637,9 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                 }
                 ReportStatus::Failed => {
                     if output.is_some() {
-                        return Err(GoalError::Refused(
-                            "`failed` takes --error, not --output".into(),
-                        ));
+                        return Err(Failure::Usage(anyhow::anyhow!(
+                            "`failed` takes --error, not --output"
+                        )));
                     }
                     WorkReport::Failed(
                         error.unwrap_or_else(|| "failed (no error given)".to_owned()),
@@ -817,7 +836,7 @@ fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Resul
                     );
                     Ok(exit::FINDINGS)
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.into()),
             }
         }
         GoalCommand::Reject {
@@ -853,10 +872,10 @@ fn serve(
     args: &ServiceArgs,
     interval: Option<f64>,
     grace: Option<f64>,
-) -> Result<u8, GoalError> {
+) -> Result<u8, Failure> {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
-    let io = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+    let io = Failure::Usage;
     let runner = args.runner.runner().map_err(io)?;
     let planner = args
         .planner
@@ -893,14 +912,14 @@ fn serve(
         // A second signal while stopping exits at once (status 130, as a shell would say).
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&stop))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&stop)))
-            .map_err(|e| GoalError::Refused(format!("cannot handle signals: {e}")))?;
+            .map_err(|e| Failure::Usage(anyhow::anyhow!("cannot handle signals: {e}")))?;
     }
     let mut observer = Progress { quiet: args.quiet };
     let report = goals.serve(&service, interval.is_none(), &stop, &mut observer)?;
     for (goal, why) in &report.skipped {
         eprintln!("lwirc: goal {goal} was not driven: {}", sanitize(why));
     }
-    let io2 = |e: anyhow::Error| GoalError::Refused(format!("{e:#}"));
+    let io2 = Failure::Usage;
     match args.format {
         ShowFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default())).map_err(io2)?,
         ShowFormat::Human => print(&format!(
