@@ -675,3 +675,42 @@ fn a_planner_command_may_delegate_a_call_to_the_built_in_harness() {
         both(&out)
     );
 }
+
+#[test]
+fn a_response_over_16_mib_is_cut_off_and_a_finding() {
+    let dir = setup();
+    let huge = format!("{{\"choices\": \"{}\"}}", "x".repeat(17 * 1024 * 1024));
+    let server = serve(vec![(200, vec![], huge)]);
+    let out = compile(dir.path(), &server.url, &["--max-planner-calls", "1"]);
+    assert_exit(&out, 1);
+    assert!(both(&out).contains("LW804"), "{}", both(&out));
+}
+
+#[test]
+fn a_large_memory_file_is_cut_before_it_reaches_the_model() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".lwir/memory/org")).unwrap();
+    std::fs::write(d.join(".lwir/memory/org/big.md"), "y".repeat(300 * 1024)).unwrap();
+    let server = serve(vec![
+        tool_calls(&[("read_memory", json!({ "store": "org", "path": "big.md" }))]),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    assert_exit(&compile(d, &server.url, &[]), 0);
+    let requests = server.requests.lock().unwrap().clone();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.ends_with("[… cut at 256 KiB]"),
+        "{}",
+        &result[result.len() - 40..]
+    );
+    assert!(result.len() < 256 * 1024 + 64);
+}
