@@ -688,7 +688,7 @@ impl Goals<'_> {
                     let attempt = running.unwrap_or(view.attempts + 1);
                     match report {
                         Report::Succeeded(output) => {
-                            self.check_output(&loaded, &view.template, output)?;
+                            self.check_output(&loaded.id, &loaded.catalog, &view.template, output)?;
                             (
                                 "work.succeeded",
                                 GoalEvent::Succeeded(events::Succeeded {
@@ -775,11 +775,12 @@ impl Goals<'_> {
 
     pub(crate) fn check_output(
         &self,
-        loaded: &Loaded,
+        goal: &str,
+        catalog: &BTreeMap<String, Template>,
         template: &str,
         output: &serde_json::Value,
     ) -> Result<(), GoalError> {
-        let Some(t) = loaded.catalog.get(template) else {
+        let Some(t) = catalog.get(template) else {
             return Ok(());
         };
         if t.output.is_null() {
@@ -787,7 +788,7 @@ impl Goals<'_> {
         }
         let validator =
             jsonschema::draft202012::new(&t.output).map_err(|e| GoalError::Damaged {
-                goal: loaded.id.clone(),
+                goal: goal.to_owned(),
                 detail: format!("the output schema of template `{template}` does not compile: {e}"),
             })?;
         let errors: Vec<String> = validator

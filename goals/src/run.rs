@@ -138,13 +138,24 @@ pub struct RunReport {
     pub adaptations: Vec<(String, String)>,
 }
 
+/// An attempt in flight: what its answer is recorded with.
+#[derive(Debug)]
+struct Flight {
+    attempt: u32,
+    template: String,
+    /// The generation it was dispatched in, for the adaptation trigger.
+    generation: u32,
+}
+
 /// One goal being driven.
 pub struct Driver<'g> {
     goals: &'g Goals<'g>,
     id: String,
     _guard: RunGuard,
     /// Attempts in flight: work id → attempt.
-    inflight: BTreeMap<String, u32>,
+    inflight: BTreeMap<String, Flight>,
+    /// The goal's catalog, frozen at creation: what outputs are checked against.
+    catalog: BTreeMap<String, crate::catalog::Template>,
     /// The first attempt that ended since the last look, for the adaptation trigger.
     ended: Option<crate::adapt::Trigger>,
     /// Set when the runners in flight were killed: what they answer is an interruption.
@@ -169,6 +180,7 @@ impl<'g> Driver<'g> {
             id: id.to_owned(),
             _guard: guard,
             inflight: BTreeMap::new(),
+            catalog: BTreeMap::new(),
             ended: None,
             aborted: false,
             report: RunReport {
@@ -199,6 +211,7 @@ impl<'g> Driver<'g> {
 
     fn recover(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
         let loaded = self.goals.load(&self.id)?;
+        self.catalog = loaded.catalog.clone();
         for item in &loaded.fold.items {
             for a in &item.attempts {
                 if a.state != AttemptState::Running || !a.dispatched {
@@ -385,7 +398,19 @@ impl<'g> Driver<'g> {
                     result,
                 });
             });
-            self.inflight.insert(d.id.clone(), attempt);
+            let generation = event
+                .data
+                .get("generation")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0) as u32;
+            self.inflight.insert(
+                d.id.clone(),
+                Flight {
+                    attempt,
+                    template: d.template.clone(),
+                    generation,
+                },
+            );
             self.report.dispatched += 1;
             observer.progress(
                 &self.id,
@@ -402,7 +427,7 @@ impl<'g> Driver<'g> {
 
     /// Records what a runner answered for one of this driver's attempts.
     pub fn record(&mut self, done: Done, observer: &mut dyn Observer) -> Result<(), GoalError> {
-        self.inflight.remove(&done.work);
+        let flight = self.inflight.remove(&done.work);
         if self.aborted {
             self.goals.interrupt(
                 &self.id,
@@ -432,13 +457,11 @@ impl<'g> Driver<'g> {
                 },
                 Ok(Answer::Failed(error)) => Report::Failed(error),
                 Ok(Answer::Succeeded(output)) => {
-                    let loaded = self.goals.load(&self.id)?;
-                    let template = loaded
-                        .fold
-                        .item(&done.work)
-                        .map(|i| i.spec.template.clone())
-                        .unwrap_or_default();
-                    match self.goals.check_output(&loaded, &template, &output) {
+                    let template = flight.as_ref().map_or("", |f| f.template.as_str());
+                    match self
+                        .goals
+                        .check_output(&self.id, &self.catalog, template, &output)
+                    {
                         Ok(()) => Report::Succeeded(output),
                         Err(GoalError::Refused(message)) => Report::FailedWith {
                             code: Code::WorkOutputMismatch,
@@ -457,17 +480,7 @@ impl<'g> Driver<'g> {
         match self.goals.report(&self.id, &done.work, &report) {
             Ok(_) => {
                 if self.ended.is_none() {
-                    let generation =
-                        self.goals
-                            .load(&self.id)?
-                            .fold
-                            .item(&done.work)
-                            .and_then(|i| {
-                                i.attempts
-                                    .iter()
-                                    .find(|a| a.n == done.attempt)
-                                    .and_then(|a| a.generation)
-                            });
+                    let generation = flight.as_ref().map(|f| f.generation);
                     self.ended = Some(crate::adapt::Trigger {
                         work: done.work.clone(),
                         key: done.key.clone(),
@@ -510,7 +523,7 @@ impl<'g> Driver<'g> {
     /// attempt); their answers are then recorded as interruptions.
     pub fn abort(&mut self) {
         self.aborted = true;
-        for (work, attempt) in &self.inflight {
+        for (work, Flight { attempt, .. }) in &self.inflight {
             let mark = format!("{}/{work}/{attempt}", self.id);
             lwir_repair::process::kill_marked(runner::ATTEMPT_VAR, &mark);
         }
