@@ -3,7 +3,8 @@
 # `lwirc validate -d` and `lwirc hash` next to a plain serde_json parse of the same file and — when npm is
 # there — `ajv validate` of the LWIR meta-schema alone (installed into a temporary directory),
 # alternating the three in one run, RUNS times each (median). Prints a Markdown table with
-# the ratios and the peak memory (`/usr/bin/time -v`, when present).
+# the ratios and the peak memory (`/usr/bin/time -v`, when present): of `validate`, also above
+# the fixed cost of a run (the peak of validating a one-step draft), and of `hash`.
 #
 #   benches/compare.sh            # 3 runs each
 #   RUNS=5 STEPS="1000 10000" benches/compare.sh
@@ -42,7 +43,7 @@ seconds() {
 # peak CMD...: the peak resident set of one run, in MiB ("-" without /usr/bin/time).
 peak() {
     if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v "$@" 2>&1 > /dev/null | awk '/Maximum resident set size/ {printf "%.0f", $6 / 1024}'
+        /usr/bin/time -v "$@" 2>&1 > /dev/null | awk '/Maximum resident set size/ {printf "%.1f", $6 / 1024}'
     else
         echo "-"
     fi
@@ -52,10 +53,14 @@ median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio | `lwirc hash` | ratio |'
 [ -n "$ajv" ] && printf ' `ajv validate` (meta-schema only) | lwirc ÷ ajv |'
-printf ' lwirc peak | peak ÷ size |\n'
+printf ' validate peak | ÷ size | above a 1-step run ÷ size | hash peak ÷ size |\n'
 printf '|---:|---:|---:|---:|---:|---:|---:|'
 [ -n "$ajv" ] && printf -- '---:|---:|'
-printf -- '---:|---:|\n'
+printf -- '---:|---:|---:|---:|\n'
+# The fixed cost of a run: the binary, the compiled meta-schema, the threads.
+"$generate" draft 1 > "$work/draft-1.json"
+"$generate" definition 1 > "$work/workflow-1.json"
+base=$(peak "$lwirc" validate "$work/draft-1.json" -d "$work/workflow-1.json" --format json)
 for steps in $steps_list; do
     draft="$work/draft-$steps.json"
     definition="$work/workflow-$steps.json"
@@ -77,6 +82,7 @@ for steps in $steps_list; do
     h=$(median < "$work/hash")
     mib=$(echo "$size / 1048576" | bc -l)
     p=$(peak "$lwirc" validate "$draft" -d "$definition" --format json)
+    hp=$(peak "$lwirc" hash "$draft")
     printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× | %.3f s | %.2f× |' "$steps" "$mib" "$s" "$l" \
         "$(echo "$l / $s" | bc -l)" "$h" "$(echo "$h / $s" | bc -l)"
     if [ -n "$ajv" ]; then
@@ -84,8 +90,10 @@ for steps in $steps_list; do
         printf ' %.3f s | %.2f |' "$a" "$(echo "$l / $a" | bc -l)"
     fi
     if [ "$p" = "-" ]; then
-        printf ' - | - |\n'
+        printf ' - | - | - | - |\n'
     else
-        printf ' %s MiB | %.1f× |\n' "$p" "$(echo "$p / $mib" | bc -l)"
+        printf ' %s MiB | %.1f× | %.1f× | %.1f× |\n' "$p" "$(echo "$p / $mib" | bc -l)" \
+            "$(echo "($p - $base) / $mib" | bc -l)" "$(echo "$hp / $mib" | bc -l)"
     fi
 done
+if [ "$base" != "-" ]; then echo "(a one-step draft: validate peak $base MiB)"; fi

@@ -2,8 +2,11 @@
 //! misspelt tool in every 30th step, next to plain `serde_json` parsing and one `lwirc
 //! validate` of the same bytes (the baselines, measured in the same run).
 //!
-//! A round of fixes validates the draft, applies every disjoint machine-applicable fix in one
-//! pass, and validates the result: about twice `validate`, and linear in the draft.
+//! `fixes` validates the draft, applies every disjoint machine-applicable fix in one pass,
+//! and validates the result: about twice `validate`, and linear in the draft. `round` is the
+//! same without the first validation (the findings are known): the edits, one reading of
+//! the edited text to judge them, and the validation of the result. `read` is the spanned
+//! reader alone.
 //! Run with `cargo bench -p lwirc --bench repair`.
 
 use std::hint::black_box;
@@ -52,6 +55,31 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("validate", steps), &bytes, |b, bytes| {
             b.iter(|| black_box(check.validation(bytes)))
+        });
+        group.bench_with_input(BenchmarkId::new("read", steps), &bytes, |b, bytes| {
+            b.iter(|| black_box(lwir_spec::document::read(bytes.clone())))
+        });
+        // The round alone: the draft's findings are known (from the validation that found
+        // them); the fixes are applied and the result validated.
+        group.bench_with_input(BenchmarkId::new("round", steps), &bytes, |b, bytes| {
+            b.iter_batched(
+                || {
+                    let mut check = check.clone();
+                    let checked = check.check(bytes);
+                    (check, checked)
+                },
+                |(mut check, checked)| {
+                    black_box(apply_safe_fixes(
+                        &mut check,
+                        bytes.clone(),
+                        checked,
+                        &mut Seen::default(),
+                        16,
+                        &mut |_| {},
+                    ))
+                },
+                criterion::BatchSize::LargeInput,
+            )
         });
         group.bench_with_input(BenchmarkId::new("fixes", steps), &bytes, |b, bytes| {
             b.iter(|| black_box(fix(bytes)))

@@ -85,6 +85,10 @@ pub struct Validation {
     pub findings: Vec<Finding>,
     /// The WorkflowVersion of the draft, present only when there are no errors.
     pub version: Option<String>,
+    /// The SHA-256 of the canonical draft whenever it could be read, errors or not (the
+    /// version when there are none): the identity of this state of the draft for the repair
+    /// loop. Hashed beside the validation, at no cost in wall time.
+    pub digest: Option<String>,
     /// The compiled expression plan: every expression and template, typed, with its cost.
     pub plan: lwir_validators::expr::Plan,
     draft_document: Option<SpannedDocument>,
@@ -116,6 +120,11 @@ impl Validation {
             Origin::Definition => self.definition.as_deref().and_then(Definition::document),
             Origin::Planner => None,
         }
+    }
+
+    /// The draft's spanned document, when it could be read, taken out of the validation.
+    pub fn into_document(self) -> Option<SpannedDocument> {
+        self.draft_document
     }
 
     /// The source a finding of `origin` points into (its name; for its bytes, see
@@ -182,6 +191,7 @@ pub fn validate_definition(definition: Source) -> Validation {
         findings: definition.findings().to_vec(),
         definition: Some(definition),
         version: None,
+        digest: None,
         plan: lwir_validators::expr::Plan::default(),
         draft_document: None,
         definition_only: true,
@@ -205,6 +215,7 @@ fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) 
     let definition_doc = definition.as_deref().and_then(Definition::document);
 
     let mut version = None;
+    let mut digest = None;
     let mut plan = lwir_validators::expr::Plan::default();
     if let Some(doc) = &draft_doc {
         // The version is hashed beside the validation (it is kept only when there is no
@@ -225,9 +236,11 @@ fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) 
             found.retain(|f| f.code != Code::DefinitionNotProvided);
         }
         findings.extend(found);
+        let hashed = hashed.unwrap_or_else(|| crate::canon::version_of(doc.root()));
         if !findings.iter().any(Finding::is_error) {
-            version = Some(hashed.unwrap_or_else(|| crate::canon::version_of(doc.root())));
+            version = Some(hashed.clone());
         }
+        digest = Some(hashed);
     }
     sort_findings(&mut findings);
     Validation {
@@ -235,6 +248,7 @@ fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) 
         definition,
         findings,
         version,
+        digest,
         plan,
         draft_document: draft_doc,
         definition_only: false,

@@ -18,7 +18,7 @@ use lwir_repair::repair_loop::{Bounds, Context, Outcome, Start};
 use lwir_spec::{Finding, Origin};
 use serde_json::Value;
 
-use crate::canon::{sha256_of, version_of};
+use crate::canon::sha256_of;
 use crate::manifest::{CapabilityDriftError, PlannerManifest};
 use crate::pipeline::{self, Definition, Source, Validation};
 use crate::registry::{
@@ -82,20 +82,21 @@ impl Check for PipelineCheck {
 }
 
 /// What the repair loop needs of a validation.
-pub fn checked(validation: Validation) -> Checked {
-    let document = validation.document(Origin::Draft);
-    let state = match (&validation.version, document) {
-        // The version of a clean draft is already its canonical hash.
-        (Some(version), Some(_)) => version.clone(),
-        (None, Some(d)) => version_of(d.root()),
-        (_, None) => format!("bytes:{}", sha256_of(&validation.draft.bytes)),
+pub fn checked(mut validation: Validation) -> Checked {
+    let findings_json = crate::render::json::findings(&validation);
+    let state = match validation.digest.take() {
+        // The digest of the canonical draft, hashed beside the validation.
+        Some(digest) => digest,
+        None => format!("bytes:{}", sha256_of(validation.bytes(Origin::Draft))),
     };
+    let findings = std::mem::take(&mut validation.findings);
+    let version = validation.version.take();
     Checked {
-        findings_json: crate::render::json::findings(&validation),
-        document: document.map(|d| d.root().to_json()),
+        findings_json,
         state,
-        version: validation.version,
-        findings: validation.findings,
+        version,
+        findings,
+        document: validation.into_document().map(Arc::new),
     }
 }
 

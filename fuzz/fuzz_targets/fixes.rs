@@ -28,7 +28,8 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
 fn draft(data: &[u8]) {
     let mut check = PipelineCheck::new(lwirc_fuzz::definition(), "draft.json");
     let checked = check.check(data);
-    if let Some(document) = &checked.document {
+    if let Some(document) = checked.document.as_ref().map(|d| d.root().to_json()) {
+        let document = &document;
         for f in &checked.findings {
             let Some(fix) = &f.fix else { continue };
             if f.origin != Origin::Draft {

@@ -69,11 +69,17 @@ pub fn apply_text(source: &[u8], patch: &[PatchOp]) -> Result<Vec<u8>, ApplyErro
     let Some(doc) = read.document else {
         return Err(ApplyError::NotJson);
     };
-    if let Some(text) = replacements(source, &doc, patch) {
+    apply_to_document(&doc, patch)
+}
+
+/// [`apply_text`] on a text already read: `doc`, whose bytes are edited. (The repair loop
+/// holds the document its validation read and so reads nothing twice.)
+pub fn apply_to_document(doc: &SpannedDocument, patch: &[PatchOp]) -> Result<Vec<u8>, ApplyError> {
+    if let Some(text) = replacements(doc, patch) {
         return Ok(text);
     }
     let expected = crate::apply_owned(doc.root().to_json(), patch)?;
-    if let Ok(text) = edit_document(doc, patch)
+    if let Ok(text) = edit_document(doc.clone(), patch)
         && reads_as(&text, &expected)
     {
         return Ok(text);
@@ -83,12 +89,16 @@ pub fn apply_text(source: &[u8], patch: &[PatchOp]) -> Result<Vec<u8>, ApplyErro
 
 /// A patch of `replace` operations alone — nearly every safe fix — applied as text edits and
 /// judged on the spanned trees instead of through `serde_json` copies of the whole document:
-/// the edited text, read again, must be the document `doc` (read from `source`) with exactly
-/// those values replaced, as `json-patch` would replace them. `None` (for the general path)
-/// when the patch has other operations, a path that does not exist, the root, or one path
-/// inside another, or when the edits do not read back as they should.
-fn replacements(source: &[u8], doc: &SpannedDocument, patch: &[PatchOp]) -> Option<Vec<u8>> {
+/// the edited text, read again, must be the document `doc` with exactly those values
+/// replaced, as `json-patch` would replace them. `None` (for the general path) when the
+/// patch has other operations, a path that does not exist, the root, or one path inside
+/// another, or when the edits do not read back as they should.
+///
+/// The replaced paths are disjoint, so every edit is planned against the one reading `doc`
+/// is, and the text is read once more, to judge it.
+fn replacements(doc: &SpannedDocument, patch: &[PatchOp]) -> Option<Vec<u8>> {
     let mut trie = Trie::default();
+    let mut edits = Vec::with_capacity(patch.len());
     for op in patch {
         let PatchOp::Replace { path, .. } = op else {
             return None;
@@ -97,11 +107,16 @@ fn replacements(source: &[u8], doc: &SpannedDocument, patch: &[PatchOp]) -> Opti
         if tokens.is_empty() || doc.root().at(path).is_none() || !trie.insert(&tokens) {
             return None;
         }
+        match plan(doc, &Op::from(op)).ok()? {
+            Planned::Edits {
+                edits: planned,
+                shifts: false,
+            } => edits.extend(planned),
+            _ => return None,
+        }
     }
-    // `edit_document` consumes its document: it gets a fresh read of the same bytes.
-    let fresh = document::read(source.to_vec()).document?;
-    let text = edit_document(fresh, patch).ok()?;
-    let edited = document::read(text.clone()).document?;
+    let text = splice(doc.source(), edits)?;
+    let edited = document::read(text).document?;
     for op in patch {
         let PatchOp::Replace { path, value } = op else {
             return None;
@@ -110,7 +125,26 @@ fn replacements(source: &[u8], doc: &SpannedDocument, patch: &[PatchOp]) -> Opti
             return None;
         }
     }
-    same_except(doc.root(), edited.root(), Some(&trie)).then_some(text)
+    same_except(doc.root(), edited.root(), Some(&trie)).then(|| edited.into_source())
+}
+
+/// `source` with `edits` (planned against it) made; `None` when two edits overlap.
+fn splice(source: &[u8], mut edits: Vec<Edit>) -> Option<Vec<u8>> {
+    // An insertion before an edit starting at the same byte.
+    edits.sort_by_key(|e| (e.start, e.end));
+    let grown: usize = edits.iter().map(|e| e.text.len()).sum();
+    let mut out = Vec::with_capacity(source.len() + grown);
+    let mut at = 0;
+    for edit in &edits {
+        if edit.start < at || edit.end > source.len() {
+            return None;
+        }
+        out.extend_from_slice(&source[at..edit.start]);
+        out.extend_from_slice(&edit.text);
+        at = edit.end;
+    }
+    out.extend_from_slice(&source[at..]);
+    Some(out)
 }
 
 /// The replaced paths, as a tree of pointer tokens.
@@ -343,19 +377,10 @@ impl Batch {
     /// The document with the batch's edits made, read again.
     fn flush(&mut self, doc: SpannedDocument) -> Result<SpannedDocument, EditError> {
         let source = doc.into_source();
-        let mut edits = std::mem::take(&mut self.edits);
+        let edits = std::mem::take(&mut self.edits);
         self.paths.clear();
-        // An insertion before an edit starting at the same byte.
-        edits.sort_by_key(|e| (e.start, e.end));
-        let grown: usize = edits.iter().map(|e| e.text.len()).sum();
-        let mut out = Vec::with_capacity(source.len() + grown);
-        let mut at = 0;
-        for edit in &edits {
-            out.extend_from_slice(&source[at..edit.start]);
-            out.extend_from_slice(&edit.text);
-            at = edit.end;
-        }
-        out.extend_from_slice(&source[at..]);
+        // The batch admits only edits apart from each other.
+        let out = splice(&source, edits).ok_or(EditError::NotJson)?;
         drop(source);
         document::read_document(out)
             .0

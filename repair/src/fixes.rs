@@ -18,8 +18,9 @@
 //! undoing another (A → B → A) would otherwise spin until the cap.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
-use lwir_spec::{Applicability, Code, Finding, PatchOp};
+use lwir_spec::{Applicability, Code, Finding, PatchOp, SpannedDocument};
 use serde::{Deserialize, Serialize};
 
 /// A hard cap on fix passes per round (each pass validates the draft at least once).
@@ -33,8 +34,8 @@ pub struct Checked {
     /// The same findings as the planner sees them: the `findings` of
     /// `lwirc validate --format json`.
     pub findings_json: serde_json::Value,
-    /// The draft as a JSON value, when it could be read.
-    pub document: Option<serde_json::Value>,
+    /// The draft's spanned document (its bytes and tree, held once), when it could be read.
+    pub document: Option<Arc<SpannedDocument>>,
     /// The identity of this state: the hash of the canonical draft when it could be read,
     /// else of its bytes.
     pub state: String,
@@ -230,7 +231,7 @@ pub fn apply_safe_fixes(
             outcome.stop = FixStop::Clean;
             return outcome;
         }
-        let Some(document) = outcome.checked.document.clone() else {
+        let Some(document) = outcome.checked.document.as_ref().map(Arc::clone) else {
             outcome.stop = FixStop::NoFixes;
             return outcome;
         };
@@ -286,7 +287,20 @@ type PassResult = (Vec<u8>, Checked, Vec<AppliedFix>, Vec<AppliedFix>);
 #[derive(Clone, Copy)]
 struct Draft<'a> {
     bytes: &'a [u8],
-    document: &'a serde_json::Value,
+    document: &'a SpannedDocument,
+}
+
+impl Draft<'_> {
+    /// The draft's text with `patch` applied as text edits, on the document its validation
+    /// read (when that was read from these bytes, as it is in the loop) rather than a new
+    /// reading.
+    fn apply(&self, patch: &[PatchOp]) -> Result<Vec<u8>, crate::ApplyError> {
+        if self.document.source() == self.bytes {
+            crate::edit::apply_to_document(self.document, patch)
+        } else {
+            crate::edit::apply_text(self.bytes, patch)
+        }
+    }
 }
 
 /// One pass: all candidates at once; when that adds an error, one at a time with rollback.
@@ -350,12 +364,12 @@ fn apply_all(
     // The fixes touch disjoint places, so applying them in one patch is applying them one
     // after the other: one pass over the text instead of one per fix.
     let all: Vec<PatchOp> = fixes.iter().flat_map(|f| f.patch.iter().cloned()).collect();
-    if let Ok(bytes) = crate::edit::apply_text(draft.bytes, &all) {
+    if let Ok(bytes) = draft.apply(&all) {
         return (bytes, fixes);
     }
     // Some fix no longer applies: find which on the value (cheap, no text), then edit the
     // text once with the others.
-    let mut value = draft.document.clone();
+    let mut value = draft.document.root().to_json();
     let mut applied = Vec::new();
     for fix in fixes {
         if crate::apply(&mut value, &fix.patch).is_ok() {
@@ -368,7 +382,7 @@ fn apply_all(
         .iter()
         .flat_map(|f| f.patch.iter().cloned())
         .collect();
-    let bytes = crate::edit::apply_text(draft.bytes, &kept).unwrap_or_else(|_| to_bytes(&value));
+    let bytes = draft.apply(&kept).unwrap_or_else(|_| to_bytes(&value));
     (bytes, applied)
 }
 

@@ -447,7 +447,8 @@ impl Loop<'_, '_> {
                     // its text, as the protocol says.
                     draft: checked
                         .document
-                        .clone()
+                        .as_ref()
+                        .map(|d| d.root().to_json())
                         .filter(Value::is_object)
                         .unwrap_or_else(|| {
                             Value::String(String::from_utf8_lossy(&draft).into_owned())

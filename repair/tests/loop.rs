@@ -198,7 +198,9 @@ fn check(bytes: &[u8]) -> Checked {
     Checked {
         findings,
         findings_json,
-        document: Some(document),
+        document: lwir_spec::document::read(bytes.to_vec())
+            .document
+            .map(std::sync::Arc::new),
         state,
         version,
     }
