@@ -10,6 +10,7 @@ pub use lwir_spec::canon;
 pub mod drift;
 /// The PlannerManifest (now in `lwir-repair`, re-exported here).
 pub use lwir_repair::manifest;
+pub mod lsp;
 pub mod model;
 pub mod pipeline;
 pub mod registry;

@@ -31,6 +31,7 @@ enum Command {
     Drift(commands::drift::Args),
     Manifest(commands::manifest::Args),
     Explain(commands::explain::Args),
+    Lsp(commands::lsp::Args),
     Eval(commands::eval::Args),
     Goal(commands::goal::Args),
 }
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         Command::Drift(args) => commands::drift::run(args),
         Command::Manifest(args) => commands::manifest::run(args),
         Command::Explain(args) => commands::explain::run(args),
+        Command::Lsp(args) => commands::lsp::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Goal(args) => commands::goal::run(args),
     };

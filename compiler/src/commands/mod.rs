@@ -7,6 +7,7 @@ pub(crate) mod eval;
 pub(crate) mod explain;
 pub(crate) mod goal;
 pub(crate) mod hash;
+pub(crate) mod lsp;
 pub(crate) mod manifest;
 pub(crate) mod planning;
 pub(crate) mod ranges;

@@ -1,0 +1,782 @@
+//! `lwirc lsp`, in process: a client on an in-memory connection does the real handshake,
+//! opens the shipped example and asks what an editor asks. At the end of every test the
+//! server has shut down cleanly and no message is left unread.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
+use lwirc::lsp::{self, Config, Ended};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+struct Client {
+    conn: Connection,
+    server: Option<JoinHandle<Result<Ended, lsp::StartError>>>,
+    queue: VecDeque<Message>,
+    next: i32,
+    /// The result of `initialize`.
+    init: Value,
+}
+
+impl Client {
+    /// A client offering `encodings` (none: the protocol's UTF-16), pushing diagnostics at
+    /// once (`debounceMs: 0`) unless `options` say otherwise.
+    fn start(encodings: &[&str], options: Value, pull: bool) -> Self {
+        let (server, conn) = Connection::memory();
+        let handle = std::thread::spawn(move || {
+            let ended = lsp::serve(&server, Config::default());
+            drop(server);
+            ended
+        });
+        let mut client = Client {
+            conn,
+            server: Some(handle),
+            queue: VecDeque::new(),
+            next: 0,
+            init: Value::Null,
+        };
+        let mut options = options;
+        if options.get("debounceMs").is_none() {
+            options["debounceMs"] = json!(0);
+        }
+        let mut capabilities = json!({
+            "general": { "positionEncodings": encodings },
+            "textDocument": {},
+            "workspace": {},
+        });
+        if pull {
+            capabilities["textDocument"]["diagnostic"] = json!({ "dynamicRegistration": false });
+        }
+        let init = client
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": uri(&repo()),
+                    "capabilities": capabilities,
+                    "initializationOptions": options,
+                }),
+            )
+            .expect("initialize succeeds");
+        client.init = init;
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn send(&self, message: Message) {
+        self.conn
+            .sender
+            .send(message)
+            .expect("the server is running");
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        self.send(Notification::new(method.to_owned(), params).into());
+    }
+
+    fn recv(&mut self) -> Message {
+        self.conn
+            .receiver
+            .recv_timeout(WAIT)
+            .expect("the server answers in time")
+    }
+
+    /// Sends a request and waits for its response; what comes before it is kept.
+    fn request(&mut self, method: &str, params: Value) -> Result<Value, (i32, String)> {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.send(Request::new(id.clone(), method.to_owned(), params).into());
+        loop {
+            match self.recv() {
+                Message::Response(Response {
+                    id: got,
+                    response_result,
+                }) if got == id => {
+                    return response_result.map_err(|e| (e.code, e.message));
+                }
+                other => self.queue.push_back(other),
+            }
+        }
+    }
+
+    /// The next diagnostics pushed for `uri`.
+    fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
+        let is_for = |m: &Message| match m {
+            Message::Notification(n) => {
+                n.method == "textDocument/publishDiagnostics" && n.params["uri"] == uri
+            }
+            _ => false,
+        };
+        let found = if let Some(i) = self.queue.iter().position(is_for) {
+            self.queue.remove(i).expect("the index is in range")
+        } else {
+            loop {
+                let m = self.recv();
+                if is_for(&m) {
+                    break m;
+                }
+                self.queue.push_back(m);
+            }
+        };
+        let Message::Notification(n) = found else {
+            unreachable!()
+        };
+        n.params["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn open(&mut self, path: &Path, text: &str) -> String {
+        let u = uri(path);
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": u, "languageId": "json", "version": 1, "text": text } }),
+        );
+        u
+    }
+
+    fn change(&mut self, uri: &str, version: i32, changes: Value) {
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": changes }),
+        );
+    }
+
+    /// Shuts the server down; no message may be left unread.
+    fn finish(mut self) {
+        self.request("shutdown", Value::Null)
+            .expect("shutdown succeeds");
+        self.notify("exit", Value::Null);
+        let ended = self
+            .server
+            .take()
+            .unwrap()
+            .join()
+            .expect("the server does not panic");
+        assert_eq!(ended.expect("the server started"), Ended::Shutdown);
+        // Diagnostics of closed documents (empty) may remain; nothing else.
+        let left: Vec<Message> = self
+            .queue
+            .drain(..)
+            .chain(self.conn.receiver.try_iter())
+            .collect();
+        assert!(left.is_empty(), "unread messages: {left:?}");
+    }
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn example(name: &str) -> PathBuf {
+    repo().join("examples/issue-triage").join(name)
+}
+
+fn uri(path: &Path) -> String {
+    lwirc::lsp::path_uri(path).as_str().to_owned()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Diagnostics as `code line:char-line:char severity`.
+fn brief(diagnostics: &[Value]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let r = &d["range"];
+            format!(
+                "{} {}:{}-{}:{} {}",
+                d["code"].as_str().unwrap_or("-"),
+                r["start"]["line"],
+                r["start"]["character"],
+                r["end"]["line"],
+                r["end"]["character"],
+                d["severity"]
+            )
+        })
+        .collect()
+}
+
+/// Applies the text edits of a workspace edit for `uri` to `text` (UTF-8 positions).
+fn apply_edit(text: &str, edit: &Value, encoding_utf8: bool) -> String {
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    for change in edit["documentChanges"].as_array().unwrap() {
+        for e in change["edits"].as_array().unwrap() {
+            let at = |p: &Value| offset(text, p, encoding_utf8);
+            edits.push((
+                at(&e["range"]["start"]),
+                at(&e["range"]["end"]),
+                e["newText"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_owned();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, &new);
+    }
+    out
+}
+
+fn offset(text: &str, position: &Value, utf8: bool) -> usize {
+    let line = position["line"].as_u64().unwrap() as usize;
+    let character = position["character"].as_u64().unwrap() as usize;
+    let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+    let line_text = &text[start..];
+    if utf8 {
+        return start + character;
+    }
+    let mut units = 0;
+    for (i, c) in line_text.char_indices() {
+        if units >= character {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+fn position_of(text: &str, needle: &str, extra: usize) -> Value {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` is in the text"))
+        + extra;
+    let line = text[..at].matches('\n').count();
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    json!({ "line": line, "character": text[start..at].encode_utf16().count() })
+}
+
+fn validate_codes(text: &str) -> Vec<String> {
+    let validation = lwirc::pipeline::validate(
+        lwirc::pipeline::Source {
+            name: "draft.json".into(),
+            bytes: text.as_bytes().to_vec(),
+        },
+        Some(lwirc::pipeline::Source {
+            name: "workflow.json".into(),
+            bytes: std::fs::read(example("workflow.json")).unwrap(),
+        }),
+    );
+    validation
+        .findings
+        .iter()
+        .map(|f| format!("{} {}", f.code, f.pointer))
+        .collect()
+}
+
+#[test]
+fn the_handshake_negotiates_utf8_and_says_what_the_server_does() {
+    let client = Client::start(&["utf-8", "utf-16"], json!({}), false);
+    let caps = &client.init["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-8");
+    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync");
+    assert_eq!(
+        caps["codeActionProvider"]["codeActionKinds"],
+        json!(["quickfix", "source.fixAll.lwirc"])
+    );
+    assert_eq!(client.init["serverInfo"]["name"], "lwirc");
+    client.finish();
+
+    let client = Client::start(&[], json!({}), false);
+    assert_eq!(client.init["capabilities"]["positionEncoding"], "utf-16");
+    client.finish();
+}
+
+#[test]
+fn diagnostics_on_open_are_the_ten_findings_of_the_example() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft-with-mistakes.json");
+    let u = client.open(&path, &read(&path));
+    let diagnostics = client.diagnostics(&u);
+    insta::assert_json_snapshot!("open_draft_with_mistakes", brief(&diagnostics));
+    assert_eq!(diagnostics.len(), 10);
+    let first = &diagnostics[0];
+    assert_eq!(first["source"], "lwirc");
+    assert!(
+        first["codeDescription"]["href"]
+            .as_str()
+            .unwrap()
+            .ends_with("docs/codes.md#lw301")
+    );
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .contains("github.list_isues")
+    );
+    // The cycle's other edge is related information.
+    let cycle = diagnostics.iter().find(|d| d["code"] == "LW603").unwrap();
+    assert!(
+        cycle["relatedInformation"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
+    client.finish();
+}
+
+#[test]
+fn an_incremental_edit_updates_the_diagnostics() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft-with-mistakes.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    assert_eq!(client.diagnostics(&u).len(), 10);
+    // Fix the misspelt tool by typing the missing `s`.
+    let at = position_of(&text, "list_isues", "list_is".len());
+    client.change(
+        &u,
+        2,
+        json!([{ "range": { "start": at, "end": at }, "text": "s" }]),
+    );
+    let after = client.diagnostics(&u);
+    insta::assert_json_snapshot!("after_incremental_edit", brief(&after));
+    assert_eq!(after.len(), 9);
+    assert!(after.iter().all(|d| d["code"] != "LW301"));
+    client.finish();
+}
+
+#[test]
+fn positions_count_utf16_or_utf8_on_a_line_with_accents_and_emoji() {
+    // An unknown field after `é` and an emoji on the same line.
+    let text = "{\"lwir\": \"1\", \"workflow\": \"é😀\", \"steps\": [], \"bogus\": 1}\n";
+    let path = repo().join("target/lsp-positions/draft.json");
+    let mut ranges = Vec::new();
+    for encodings in [&["utf-16"][..], &["utf-8"][..]] {
+        let mut client = Client::start(encodings, json!({}), false);
+        let u = client.open(&path, text);
+        let diagnostics = client.diagnostics(&u);
+        let bogus = diagnostics
+            .iter()
+            .find(|d| d["message"].as_str().unwrap().contains("bogus"))
+            .expect("the unknown field is found");
+        ranges.push(bogus["range"].clone());
+        client.finish();
+    }
+    let start = text.find("\"bogus\"").unwrap();
+    let utf16 = text[..start].encode_utf16().count();
+    assert_eq!(ranges[0]["start"], json!({ "line": 0, "character": utf16 }));
+    assert_eq!(ranges[1]["start"], json!({ "line": 0, "character": start }));
+    assert_eq!(
+        start - utf16,
+        1 + 2,
+        "é is 1 more byte than unit, the emoji 2 more"
+    );
+}
+
+#[test]
+fn every_quick_fix_applied_removes_its_finding() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft-with-mistakes.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    let diagnostics = client.diagnostics(&u);
+    let mut titles = Vec::new();
+    for d in &diagnostics {
+        let actions = client
+            .request(
+                "textDocument/codeAction",
+                json!({
+                    "textDocument": { "uri": u },
+                    "range": d["range"],
+                    "context": { "diagnostics": [d], "only": ["quickfix"] },
+                }),
+            )
+            .unwrap();
+        let code = d["code"].as_str().unwrap();
+        let pointer = d["data"]["pointer"].as_str().unwrap();
+        for action in actions.as_array().unwrap() {
+            assert_eq!(action["kind"], "quickfix");
+            let fixed_here = action["diagnostics"][0]["data"]["pointer"] == pointer
+                && action["diagnostics"][0]["code"] == code;
+            if !fixed_here {
+                continue;
+            }
+            titles.push(action["title"].as_str().unwrap().to_owned());
+            let new = apply_edit(&text, &action["edit"], false);
+            let left = validate_codes(&new);
+            assert!(
+                !left.contains(&format!("{code} {pointer}")),
+                "{code} at {pointer} is still there after `{}`",
+                action["title"]
+            );
+            // Only the edited place changed: the text around it is the author's.
+            let (a, b) = (text.as_bytes(), new.as_bytes());
+            let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            let suffix = a
+                .iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count();
+            assert!(
+                a.len() - prefix - suffix.min(a.len() - prefix) < 80,
+                "a small edit"
+            );
+        }
+    }
+    insta::assert_json_snapshot!("quick_fix_titles", titles);
+    assert!(
+        titles.len() >= 5,
+        "every machine-applicable fix has an action"
+    );
+    client.finish();
+}
+
+#[test]
+fn fix_all_leaves_only_the_findings_without_a_safe_fix() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft-with-mistakes.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    let before = client.diagnostics(&u);
+    let unsafe_codes: Vec<&str> = before
+        .iter()
+        .filter(|d| d["data"]["fix"] != "machine-applicable")
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": u },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                "context": { "diagnostics": [], "only": ["source.fixAll"] },
+            }),
+        )
+        .unwrap();
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert_eq!(actions[0]["kind"], "source.fixAll.lwirc");
+    assert_eq!(
+        actions[0]["title"],
+        "Apply every safe fix (5); 5 errors without one stay"
+    );
+    let fixed = apply_edit(&text, &actions[0]["edit"], false);
+    client.change(&u, 2, json!([{ "text": fixed }]));
+    let after = client.diagnostics(&u);
+    let mut left: Vec<&str> = after.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    let mut expected = unsafe_codes.clone();
+    left.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(left, expected);
+    client.finish();
+}
+
+#[test]
+fn hover_shows_types_schemas_and_explanations() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    let hover = |client: &mut Client, at: Value| -> String {
+        let h = client
+            .request(
+                "textDocument/hover",
+                json!({ "textDocument": { "uri": u }, "position": at }),
+            )
+            .unwrap();
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let on_tool = hover(&mut client, position_of(&text, "\"github.list_issues\"", 3));
+    assert!(
+        on_tool.starts_with("Tool `github.list_issues`"),
+        "{on_tool}"
+    );
+    assert!(on_tool.contains("output:"), "{on_tool}");
+    let on_ref = hover(&mut client, position_of(&text, "steps.issues", 8));
+    assert!(on_ref.contains("of type"), "{on_ref}");
+    assert!(on_ref.contains("Step `issues` (`tool.call`"), "{on_ref}");
+    let on_model = hover(&mut client, position_of(&text, "\"model\": \"", 11));
+    assert!(on_model.starts_with("Model slot"), "{on_model}");
+    insta::assert_snapshot!("hover_reference", on_ref);
+
+    let path = example("draft-with-mistakes.json");
+    let text = read(&path);
+    let u2 = client.open(&path, &text);
+    client.diagnostics(&u2);
+    let h = client
+        .request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": u2 }, "position": position_of(&text, "list_isues", 2) }),
+        )
+        .unwrap();
+    let value = h["contents"]["value"].as_str().unwrap();
+    assert!(value.contains("**LW301** `unknown-tool`"), "{value}");
+    client.finish();
+}
+
+#[test]
+fn definition_leads_to_tools_slots_and_steps() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    client.diagnostics(&u);
+    let definition = read(&example("workflow.json"));
+    let mut goto = |at: Value| {
+        client
+            .request(
+                "textDocument/definition",
+                json!({ "textDocument": { "uri": u }, "position": at }),
+            )
+            .unwrap()
+    };
+    let tool = goto(position_of(&text, "\"github.list_issues\"", 3));
+    assert_eq!(tool["uri"], uri(&example("workflow.json")));
+    assert_eq!(
+        tool["range"]["start"],
+        position_of(&definition, "\"github.list_issues\"", 0)
+    );
+    let slot = goto(position_of(&text, "\"model\": \"", 11));
+    assert_eq!(slot["uri"], uri(&example("workflow.json")));
+    let reference = goto(position_of(&text, "steps.issues", 8));
+    assert_eq!(reference["uri"], u);
+    assert_eq!(
+        reference["range"]["start"],
+        position_of(&text, "\"issues\"", 0)
+    );
+    assert_eq!(goto(position_of(&text, "\"lwir\"", 1)), Value::Null);
+    // From an `after` entry to the step it names.
+    let path = example("draft-with-mistakes.json");
+    let text = read(&path);
+    let u2 = client.open(&path, &text);
+    client.diagnostics(&u2);
+    let after = client
+        .request(
+            "textDocument/definition",
+            json!({ "textDocument": { "uri": u2 }, "position": position_of(&text, "\"after\": [\"write", 12) }),
+        )
+        .unwrap();
+    assert_eq!(after["uri"], u2);
+    assert_eq!(
+        after["range"]["start"],
+        position_of(&text, "\"write\", \"kind\"", 0)
+    );
+    client.finish();
+}
+
+#[test]
+fn completion_offers_tools_steps_functions_and_fields() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    client.diagnostics(&u);
+    let labels = |client: &mut Client, text: &str, version: i32, at: Value| -> Vec<String> {
+        client.change(&u, version, json!([{ "text": text }]));
+        client.diagnostics(&u);
+        let items = client
+            .request(
+                "textDocument/completion",
+                json!({ "textDocument": { "uri": u }, "position": at }),
+            )
+            .unwrap();
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // A tool id, half typed (the document does not need to read).
+    let half = text.replacen("\"github.list_issues\"", "\"git", 1);
+    let at = position_of(&half, "\"git", 4);
+    let tools = labels(&mut client, &half, 2, at);
+    assert_eq!(tools, ["github.list_issues", "github.add_label"]);
+    // After `steps.` inside `${ … }`: the step ids.
+    let steps = labels(&mut client, &text, 3, position_of(&text, "steps.issues", 6));
+    assert!(
+        steps.contains(&"issues".to_owned()) && steps.contains(&"tally".to_owned()),
+        "{steps:?}"
+    );
+    // Inside `${ … }`: functions.
+    let functions = labels(&mut client, &text, 4, position_of(&text, "${ ", 3));
+    assert!(functions.contains(&"size".to_owned()), "{functions:?}");
+    // A key of a step: the fields it may still have.
+    let fields = labels(&mut client, &text, 5, position_of(&text, "\"kind\"", 1));
+    assert!(
+        fields.contains(&"when".to_owned()) && !fields.contains(&"kind".to_owned()),
+        "{fields:?}"
+    );
+    client.finish();
+}
+
+#[test]
+fn the_outline_is_the_step_tree() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft.json");
+    let u = client.open(&path, &read(&path));
+    client.diagnostics(&u);
+    let symbols = client
+        .request(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": u } }),
+        )
+        .unwrap();
+    fn names(symbols: &Value, depth: usize, out: &mut Vec<String>) {
+        for s in symbols.as_array().unwrap() {
+            out.push(format!(
+                "{}{} ({})",
+                "  ".repeat(depth),
+                s["name"].as_str().unwrap(),
+                s["detail"].as_str().unwrap_or("")
+            ));
+            if let Some(children) = s.get("children") {
+                names(children, depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    names(&symbols, 0, &mut out);
+    insta::assert_json_snapshot!("outline", out);
+    client.finish();
+}
+
+#[test]
+fn pull_diagnostics_when_the_client_asks_for_them() {
+    let mut client = Client::start(&[], json!({}), true);
+    let path = example("draft-with-mistakes.json");
+    let u = client.open(&path, &read(&path));
+    let report = client
+        .request(
+            "textDocument/diagnostic",
+            json!({ "textDocument": { "uri": u } }),
+        )
+        .unwrap();
+    assert_eq!(report["kind"], "full");
+    assert_eq!(report["items"].as_array().unwrap().len(), 10);
+    assert_eq!(report["resultId"], "1");
+    client.finish();
+}
+
+#[test]
+fn a_definition_edit_revalidates_the_drafts_that_use_it() {
+    let mut client = Client::start(&[], json!({}), false);
+    let draft = example("draft.json");
+    let definition = example("workflow.json");
+    let du = client.open(&draft, &read(&draft));
+    assert!(client.diagnostics(&du).is_empty());
+    let text = read(&definition);
+    let wu = client.open(&definition, &text);
+    client.diagnostics(&wu);
+    // Opening it re-checks the draft against the editor's text (the same).
+    assert!(client.diagnostics(&du).is_empty());
+    // The definition loses the tool the draft calls.
+    let renamed = text.replace("\"github.list_issues\"", "\"github.issues\"");
+    client.change(&wu, 2, json!([{ "text": renamed }]));
+    client.diagnostics(&wu);
+    let after = client.diagnostics(&du);
+    assert!(after.iter().any(|d| d["code"] == "LW301"), "{after:?}");
+    client.finish();
+}
+
+#[test]
+fn a_draft_with_no_definition_gets_the_draft_only_checks() {
+    let mut client = Client::start(&[], json!({}), false);
+    let dir = repo().join("target/lsp-alone");
+    let path = dir.join("draft.json");
+    let u = client.open(&path, &read(&example("draft.json")));
+    let diagnostics = client.diagnostics(&u);
+    assert_eq!(brief(&diagnostics).len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "LW901");
+    // Named in the draft: found, relative to it.
+    let named = read(&example("draft.json")).replacen(
+        "{",
+        &format!(
+            "{{\n  \"x-definition\": \"{}\",",
+            example("workflow.json").display()
+        ),
+        1,
+    );
+    client.change(&u, 2, json!([{ "text": named }]));
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    // Named but missing: said where it is named.
+    let missing = named.replace("workflow.json", "nothing-here.json");
+    client.change(&u, 3, json!([{ "text": missing }]));
+    let diagnostics = client.diagnostics(&u);
+    assert!(
+        diagnostics.iter().any(
+            |d| d["message"].as_str().unwrap().contains("cannot be read")
+                && d["range"]["start"]["line"] == 1
+        ),
+        "{diagnostics:?}"
+    );
+    client.finish();
+}
+
+#[test]
+fn a_half_typed_document_still_gets_diagnostics() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = example("draft.json");
+    let text = read(&path);
+    let u = client.open(&path, &text[..text.len() / 2]);
+    let diagnostics = client.diagnostics(&u);
+    assert!(!diagnostics.is_empty());
+    assert_eq!(diagnostics[0]["severity"], 1);
+    client.finish();
+}
+
+#[test]
+fn bad_requests_get_errors_and_the_server_goes_on() {
+    let mut client = Client::start(&[], json!({}), false);
+    let closed = uri(&example("draft.json"));
+    let hover = |client: &mut Client, uri: &str, line: u32| {
+        client.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": 0 } }),
+        )
+    };
+    let err = hover(&mut client, &closed, 0).unwrap_err();
+    assert_eq!(err.0, -32602);
+    assert!(err.1.contains("is not open"), "{}", err.1);
+    let u = client.open(&example("draft.json"), &read(&example("draft.json")));
+    client.diagnostics(&u);
+    let err = hover(&mut client, &u, 100_000).unwrap_err();
+    assert_eq!(err.0, -32602);
+    assert!(err.1.contains("past the end"), "{}", err.1);
+    let err = client
+        .request("workspace/unknownThing", json!({}))
+        .unwrap_err();
+    assert_eq!(err.0, -32601);
+    let err = client
+        .request("textDocument/hover", json!({ "nonsense": true }))
+        .unwrap_err();
+    assert_eq!(err.0, -32602);
+    // Still answering.
+    assert!(hover(&mut client, &u, 3).is_ok());
+    // A change to a document that is not open is ignored; closing clears its diagnostics.
+    client.change("file:///nowhere.json", 2, json!([{ "text": "{}" }]));
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": u } }),
+    );
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    client.finish();
+}
+
+#[test]
+fn exit_without_shutdown_and_a_closed_connection_end_the_server() {
+    let mut client = Client::start(&[], json!({}), false);
+    client.notify("exit", Value::Null);
+    let ended = client.server.take().unwrap().join().unwrap().unwrap();
+    assert_eq!(ended, Ended::ExitWithoutShutdown);
+
+    let mut client = Client::start(&[], json!({}), false);
+    let server = client.server.take().unwrap();
+    drop(client);
+    assert_eq!(server.join().unwrap().unwrap(), Ended::Disconnected);
+}
