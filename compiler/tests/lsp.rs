@@ -780,3 +780,59 @@ fn exit_without_shutdown_and_a_closed_connection_end_the_server() {
     drop(client);
     assert_eq!(server.join().unwrap().unwrap(), Ended::Disconnected);
 }
+
+#[test]
+fn goal_files_get_their_findings_and_an_outline_of_their_work() {
+    let mut client = Client::start(&[], json!({}), false);
+    let path = repo().join("examples/goals/goal.json");
+    let text = read(&path);
+    let u = client.open(&path, &text);
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    let symbols = client
+        .request(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": u } }),
+        )
+        .unwrap();
+    assert_eq!(symbols[0]["name"], "triage");
+    // A goal file without its `root`: the meta-schema's finding.
+    let broken = text.replacen("\"root\": \"triage\",", "", 1);
+    assert_ne!(broken, text);
+    client.change(&u, 2, json!([{ "text": broken }]));
+    let diagnostics = client.diagnostics(&u);
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d["message"].as_str().unwrap().contains("root")),
+        "{diagnostics:?}"
+    );
+    client.finish();
+}
+
+#[test]
+fn configured_patterns_and_definition_decide_what_a_file_is() {
+    let mut client = Client::start(
+        &[],
+        json!({ "drafts": ["**/*.plan"], "definition": "examples/issue-triage/workflow.json" }),
+        false,
+    );
+    // Not a draft by its content (no `lwir`), but by the pattern: the draft's checks run.
+    let path = repo().join("target/lsp-patterns/first.plan");
+    let u = client.open(&path, "{ \"steps\": [] }");
+    let diagnostics = client.diagnostics(&u);
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d["message"].as_str().unwrap().contains("lwir")),
+        "{diagnostics:?}"
+    );
+    // The configured definition (relative to the workspace root) is the draft's.
+    let elsewhere = repo().join("target/lsp-patterns/draft.json");
+    let u = client.open(&elsewhere, &read(&example("draft-with-mistakes.json")));
+    assert_eq!(client.diagnostics(&u).len(), 10);
+    // A file that is none of lwirc's gets no diagnostics.
+    let other = repo().join("target/lsp-patterns/package.json");
+    let u = client.open(&other, "{ \"name\": \"x\" }");
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    client.finish();
+}
