@@ -20,7 +20,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 for f in "${fixtures[@]}"; do
-    for target in reader canon fixes; do
+    for target in reader canon fixes lsp; do
         put "$target" "$root/$f"
     done
     # A planner's answer carrying the fixture as its draft.

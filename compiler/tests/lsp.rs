@@ -599,10 +599,8 @@ fn completion_offers_tools_steps_functions_and_fields() {
     assert_eq!(tools, ["github.list_issues", "github.add_label"]);
     // After `steps.` inside `${ … }`: the step ids.
     let steps = labels(&mut client, &text, 3, position_of(&text, "steps.issues", 6));
-    assert!(
-        steps.contains(&"issues".to_owned()) && steps.contains(&"tally".to_owned()),
-        "{steps:?}"
-    );
+    // Only the steps before `each`, whose `over` this is: `issues`.
+    assert_eq!(steps, ["issues"]);
     // Inside `${ … }`: functions.
     let functions = labels(&mut client, &text, 4, position_of(&text, "${ ", 3));
     assert!(functions.contains(&"size".to_owned()), "{functions:?}");
@@ -612,6 +610,15 @@ fn completion_offers_tools_steps_functions_and_fields() {
         fields.contains(&"when".to_owned()) && !fields.contains(&"kind".to_owned()),
         "{fields:?}"
     );
+    // In an `after` list: the other steps of the same list.
+    let mistakes = read(&example("draft-with-mistakes.json"));
+    let siblings = labels(
+        &mut client,
+        &mistakes,
+        6,
+        position_of(&mistakes, "\"clasify\"", 4),
+    );
+    assert_eq!(siblings, ["classify"]);
     client.finish();
 }
 
@@ -834,5 +841,66 @@ fn configured_patterns_and_definition_decide_what_a_file_is() {
     let other = repo().join("target/lsp-patterns/package.json");
     let u = client.open(&other, "{ \"name\": \"x\" }");
     assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
+    client.finish();
+}
+
+#[test]
+fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
+        .arg("register")
+        .arg(example("draft.json"))
+        .arg("-d")
+        .arg(example("workflow.json"))
+        .arg("--registry")
+        .arg(&registry)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut client = Client::start(&[], json!({ "registry": registry }), false);
+    let path = dir.path().join("goal.json");
+    let text = read(&repo().join("examples/goals/goal.json")).replacen(
+        "\"work\": [\n",
+        "\"work\": [\n    { \"key\": \"again\", \"template\": \"triage\", \"input\": { \"repo\": \"${ work.triage.output.summary }\" } },\n",
+        1,
+    );
+    let u = client.open(&path, &text);
+    client.diagnostics(&u);
+    let hover = |client: &mut Client, at: Value| -> String {
+        let h = client
+            .request(
+                "textDocument/hover",
+                json!({ "textDocument": { "uri": u }, "position": at }),
+            )
+            .unwrap();
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let on_ref = hover(&mut client, position_of(&text, "work.triage", 6));
+    assert!(on_ref.starts_with("Work item `triage`"), "{on_ref}");
+    assert!(on_ref.contains("workflow `issue-triage`"), "{on_ref}");
+    assert!(
+        on_ref.contains("\"summary\""),
+        "the template's output schema: {on_ref}"
+    );
+    // A template the registry does not have: said so.
+    let lite = hover(&mut client, position_of(&text, "\"triage-lite\":", 2));
+    assert_eq!(lite, "", "a key is not a reference");
+    let missing = text.replacen(
+        "\"template\": \"triage\",",
+        "\"template\": \"triage-lite\",",
+        1,
+    );
+    client.change(&u, 2, json!([{ "text": missing }]));
+    client.diagnostics(&u);
+    let on_template = hover(
+        &mut client,
+        position_of(&missing, "\"template\": \"triage-lite\",", 14),
+    );
+    assert!(on_template.contains("is not registered"), "{on_template}");
     client.finish();
 }

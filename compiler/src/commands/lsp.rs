@@ -21,6 +21,7 @@ use crate::exit;
 ///   definitions   globs of files that are definitions
 ///   debounceMs    how long typing must pause before diagnostics are pushed (150)
 ///   codesUrl      where each code's documentation is (docs/codes.md)
+///   registry      where goal files' templates are read from ($LWIR_REGISTRY, .lwir/registry)
 ///
 /// Examples:
 ///   lwirc lsp

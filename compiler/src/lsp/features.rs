@@ -103,6 +103,12 @@ pub fn step_by_id<'d>(draft: &ir::Draft<'d>, id: &str) -> Option<(String, &'d No
 /// The `steps.<id>` reference under `offset` in the bytes of a string, when there is one:
 /// the id and its byte span. Ids are ASCII, so the source bytes are read as they are.
 pub fn step_reference(source: &[u8], string: Span, offset: usize) -> Option<(String, Span)> {
+    reference(source, string, offset, "steps")
+}
+
+/// The `<root>.<name>` reference under `offset` in the bytes of a string (`steps.<id>`,
+/// `work.<key>`): the name and its byte span.
+pub fn reference(source: &[u8], string: Span, offset: usize, root: &str) -> Option<(String, Span)> {
     let inside = string.start() + 1..string.end().saturating_sub(1);
     if !inside.contains(&offset) && offset != inside.end {
         return None;
@@ -121,7 +127,7 @@ pub fn step_reference(source: &[u8], string: Span, offset: usize) -> Option<(Str
     let mut parts = text.split('.');
     while let Some(part) = parts.next() {
         let next_at = at + part.len() + 1;
-        if part == "steps"
+        if part == root
             && let Some(id) = parts.next()
             && !id.is_empty()
         {
@@ -195,6 +201,69 @@ pub fn hover(analysis: &Analysis, text: &str, offset: usize) -> Option<(String, 
         return None;
     }
     Some((parts.join("\n\n---\n\n"), span))
+}
+
+/// Markdown for a hover in a goal file: on a `work.<key>` reference, the work item and the
+/// output schema of its template; on a work item's `template`, the template.
+pub fn goal_hover(
+    analysis: &Analysis,
+    offset: usize,
+    templates: &dyn lwir_goals::catalog::Templates,
+) -> Option<(String, Span)> {
+    let doc = analysis.document()?;
+    let root = doc.root();
+    let here = at(root, offset);
+    if here.in_key || here.node.as_str().is_none() {
+        return None;
+    }
+    let template_of = |name: &str| -> String {
+        let Some(version) = root
+            .get("templates")
+            .and_then(|t| t.get(name))
+            .and_then(|t| t.get("version"))
+            .and_then(Node::as_str)
+        else {
+            return format!("The goal has no template `{name}`.");
+        };
+        match templates.template(version) {
+            Ok(t) => {
+                let mut out = format!(
+                    "Template `{name}`: workflow `{}`, {}",
+                    super::plain(&t.workflow),
+                    t.version
+                );
+                if let Some(d) = &t.description {
+                    out.push_str(&format!("\n\n{}", super::plain(d)));
+                }
+                out.push_str(&format!("\n\noutput:\n\n{}", json_block(&t.output)));
+                out
+            }
+            Err(e) => format!(
+                "Template `{name}` ({version}): {}",
+                super::plain(&e.to_string())
+            ),
+        }
+    };
+    if let Some((key, span)) = reference(doc.source(), here.node.span, offset, "work") {
+        let item = root
+            .get("work")
+            .and_then(Node::as_array)
+            .unwrap_or_default()
+            .iter()
+            .find(|i| i.get("key").and_then(Node::as_str) == Some(key.as_str()));
+        let text = match item.and_then(|i| i.get("template")).and_then(Node::as_str) {
+            Some(template) => format!("Work item `{key}`\n\n{}", template_of(template)),
+            None => format!("No work item has the key `{key}`."),
+        };
+        return Some((text, span));
+    }
+    let is_template = here.pointer.starts_with("/work/") && here.pointer.ends_with("/template");
+    is_template.then(|| {
+        (
+            template_of(here.node.as_str().unwrap_or_default()),
+            here.node.span,
+        )
+    })
 }
 
 /// What `lwirc explain` says of a finding's code, under its message.
@@ -352,21 +421,27 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
     let definition = analysis
         .and_then(Analysis::definition_document)
         .map(|d| ir::Definition::new(d.root()));
-    let step_ids = || -> Vec<Completion> {
+    // The steps the cursor can name: for an expression, the steps before its own in its
+    // list and before each enclosing step in theirs (as the validators' scopes have it);
+    // for an `after` entry, the other steps of its list.
+    let here_pointer = doc.map(|d| at(d.root(), offset).pointer);
+    let step_ids = |siblings: bool| -> Vec<Completion> {
         let Some(doc) = doc else { return Vec::new() };
         let draft = ir::Draft::new(doc.root());
-        let mut out = Vec::new();
-        draft.walk(&mut |s| {
-            if let Some(id) = s.id() {
+        let pointer = here_pointer.as_deref().unwrap_or_default();
+        let (before, others) = visible_steps(&draft, pointer);
+        (if siblings { others } else { before })
+            .into_iter()
+            .filter_map(|s| {
+                let id = s.id()?;
                 let kind = s.field("kind").and_then(Node::as_str).unwrap_or("step");
-                out.push(Completion {
+                Some(Completion {
                     label: id.to_owned(),
                     detail: format!("{kind} at {}", s.pointer),
                     kind: K::REFERENCE,
-                });
-            }
-        });
-        out
+                })
+            })
+            .collect()
     };
     // Inside `${ … }`?
     if let Some(open) = before.rfind("${")
@@ -374,10 +449,12 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
     {
         let expr = &before[open + 2..];
         let word_start = expr
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         if expr[word_start..].starts_with("steps.") && !expr[word_start + 6..].contains('.') {
-            return step_ids();
+            return step_ids(false);
         }
         let mut out: Vec<Completion> = lwir_spec::expr::functions::FUNCTIONS
             .iter()
@@ -445,7 +522,7 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
             .collect();
     }
     if in_after_list(before) {
-        return step_ids();
+        return step_ids(true);
     }
     if let Some(doc) = doc {
         let here = at(doc.root(), offset);
@@ -493,6 +570,38 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
         }
     }
     Vec::new()
+}
+
+/// The steps visible from `pointer`: those before the step it is in (in its list, and
+/// before each enclosing step in theirs), and the other steps of its innermost list.
+fn visible_steps<'a, 'd>(
+    draft: &'a ir::Draft<'d>,
+    pointer: &str,
+) -> (Vec<&'a ir::Step<'d>>, Vec<&'a ir::Step<'d>>) {
+    let inside = |p: &str| {
+        pointer == p || (pointer.starts_with(p) && pointer.as_bytes().get(p.len()) == Some(&b'/'))
+    };
+    let mut before = Vec::new();
+    let mut list: &[ir::Step<'d>] = &draft.steps;
+    let others = loop {
+        let Some(i) = list.iter().position(|s| inside(&s.pointer)) else {
+            // Not in a step of this list (the draft's `output`, say): all of it is before.
+            before.extend(list.iter());
+            break list.iter().collect();
+        };
+        before.extend(list[..i].iter());
+        let others: Vec<&ir::Step<'d>> = list
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, s)| s)
+            .collect();
+        match list[i].nested().find(|l| inside(l.pointer)) {
+            Some(nested) => list = nested.steps,
+            None => break others,
+        }
+    };
+    (before, others)
 }
 
 fn pointer_parent(p: &str) -> Option<String> {

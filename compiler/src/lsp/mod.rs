@@ -61,6 +61,9 @@ pub struct Config {
     pub debounce: Duration,
     /// The base of each code's `codeDescription` (`#lw301` is added).
     pub codes_url: String,
+    /// The registry goal files' templates are read from (relative to the workspace root);
+    /// without it, `$LWIR_REGISTRY`, else `.lwir/registry` in the workspace.
+    pub registry: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -70,13 +73,14 @@ impl Default for Config {
             patterns: Patterns::default(),
             debounce: DEFAULT_DEBOUNCE,
             codes_url: DEFAULT_CODES_URL.to_owned(),
+            registry: None,
         }
     }
 }
 
 impl Config {
     /// Applies the settings in `value` (`definition`, `drafts`, `definitions`, `debounceMs`,
-    /// `codesUrl`), under `lwirc` or at the top; returns what could not be used.
+    /// `codesUrl`, `registry`), under `lwirc` or at the top; returns what could not be used.
     pub fn update(&mut self, value: &Value) -> Vec<String> {
         let value = value.get("lwirc").unwrap_or(value);
         let mut problems = Vec::new();
@@ -109,6 +113,13 @@ impl Config {
             match v.as_u64() {
                 Some(ms) => self.debounce = Duration::from_millis(ms.min(10_000)),
                 None => problems.push("`debounceMs` must be a number of milliseconds".to_owned()),
+            }
+        }
+        if let Some(r) = value.get("registry") {
+            match r {
+                Value::String(s) if !s.is_empty() => self.registry = Some(PathBuf::from(s)),
+                Value::Null => self.registry = None,
+                _ => problems.push("`registry` must be a path".to_owned()),
             }
         }
         if let Some(v) = value.get("codesUrl") {
@@ -638,8 +649,28 @@ impl<'c> Server<'c> {
                 // The client asks; nothing is pushed.
                 continue;
             }
-            if let Some((uri, diagnostics, version)) = self.diagnostics(&key) {
-                self.publish(&uri, diagnostics, Some(version));
+            // A check that fails says so on the document; the server goes on.
+            let checked =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.diagnostics(&key)));
+            match checked {
+                Ok(Some((uri, diagnostics, version))) => {
+                    self.publish(&uri, diagnostics, Some(version))
+                }
+                Ok(None) => {}
+                Err(_) => {
+                    if let Some(doc) = self.docs.get_mut(&key) {
+                        let uri = doc.uri.clone();
+                        let version = doc.text.version();
+                        let failed = lsp::Diagnostic {
+                            range: lsp::Range::default(),
+                            severity: Some(lsp::DiagnosticSeverity::ERROR),
+                            source: Some("lwirc".into()),
+                            message: "lwirc failed while checking this document (a bug: please report it with the document)".into(),
+                            ..Default::default()
+                        };
+                        self.publish(&uri, vec![failed], Some(version));
+                    }
+                }
             }
         }
     }
@@ -825,12 +856,23 @@ impl<'c> Server<'c> {
                 let key = self.open_key(&at.text_document.uri)?;
                 let offset = self.offset(&key, at.position)?;
                 let encoding = self.encoding;
+                let dir = registry_dir(self.config.registry.as_deref(), self.root.as_deref());
                 let doc = self.docs.get_mut(&key).ok_or_else(|| not_open(&key))?;
                 let Some(analysis) = &doc.analysis else {
                     return Ok(Value::Null);
                 };
-                let Some((markdown, span)) = features::hover(analysis, doc.text.as_str(), offset)
-                else {
+                let found = if analysis.kind == Kind::Goal {
+                    // Templates are read (and verified) from the registry when asked for.
+                    let registry = crate::registry::Registry::at(&dir);
+                    let templates = crate::templates::RegistryTemplates::new(
+                        &registry,
+                        dir.display().to_string(),
+                    );
+                    features::goal_hover(analysis, offset, &templates)
+                } else {
+                    features::hover(analysis, doc.text.as_str(), offset)
+                };
+                let Some((markdown, span)) = found else {
                     return Ok(Value::Null);
                 };
                 let range = doc.text.range(span, encoding);
@@ -1220,6 +1262,21 @@ pub fn plain(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The registry goal files' templates are read from: configured (relative to the
+/// workspace root), else `$LWIR_REGISTRY`, else `.lwir/registry` in the workspace.
+fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
+    let relative = configured.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os("LWIR_REGISTRY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let dir = relative.unwrap_or_else(|| PathBuf::from(".lwir/registry"));
+    match root {
+        Some(root) if dir.is_relative() => root.join(dir),
+        _ => dir,
+    }
 }
 
 /// The path of a `file:` URI.
