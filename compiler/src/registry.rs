@@ -27,6 +27,7 @@
 //! put).
 
 mod directory;
+pub mod oci;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -38,6 +39,7 @@ use lwir_spec::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
 pub use directory::Directory;
+pub use oci::{Oci, OciUrl};
 
 use crate::canon::{canonical_bytes, sha256_of};
 use crate::pipeline::Validation;
@@ -381,6 +383,107 @@ impl Registry<Directory> {
     }
 }
 
+/// A registry anywhere lwirc can keep one: a directory, or an OCI distribution registry.
+#[derive(Debug)]
+pub enum AnyStorage {
+    /// A local directory.
+    Directory(Directory),
+    /// A repository of an OCI distribution registry.
+    Oci(Box<Oci>),
+}
+
+impl AnyStorage {
+    /// The storage `location` names: `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for a
+    /// plain-HTTP registry), else a directory path.
+    pub fn parse(location: &str) -> Result<Self, String> {
+        match OciUrl::parse(location) {
+            Some(url) => Ok(AnyStorage::Oci(Box::new(Oci::new(url?)))),
+            None => Ok(AnyStorage::Directory(Directory::new(location))),
+        }
+    }
+
+    /// Where it is, as a person writes it.
+    pub fn display(&self) -> String {
+        match self {
+            AnyStorage::Directory(d) => format!("`{}`", d.root().display()),
+            AnyStorage::Oci(o) => o.url().display(),
+        }
+    }
+}
+
+impl Storage for AnyStorage {
+    fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.put_object(digest, bytes),
+            AnyStorage::Oci(s) => s.put_object(digest, bytes),
+        }
+    }
+    fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.object(digest),
+            AnyStorage::Oci(s) => s.object(digest),
+        }
+    }
+    fn remove_object(&self, digest: &Digest) -> Result<(), StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.remove_object(digest),
+            AnyStorage::Oci(s) => s.remove_object(digest),
+        }
+    }
+    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.put_version(version, bytes),
+            AnyStorage::Oci(s) => s.put_version(version, bytes),
+        }
+    }
+    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.version(version),
+            AnyStorage::Oci(s) => s.version(version),
+        }
+    }
+    fn put_registration(
+        &self,
+        version: &Digest,
+        n: u32,
+        bytes: &[u8],
+    ) -> Result<Put, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.put_registration(version, n, bytes),
+            AnyStorage::Oci(s) => s.put_registration(version, n, bytes),
+        }
+    }
+    fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.registration(version, n),
+            AnyStorage::Oci(s) => s.registration(version, n),
+        }
+    }
+    fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
+        match self {
+            AnyStorage::Directory(s) => s.list(area),
+            AnyStorage::Oci(s) => s.list(area),
+        }
+    }
+    fn location(&self, area: Area, name: &str) -> String {
+        match self {
+            AnyStorage::Directory(s) => s.location(area, name),
+            AnyStorage::Oci(s) => s.location(area, name),
+        }
+    }
+    fn check_writable(&self) -> Result<(), String> {
+        match self {
+            AnyStorage::Directory(s) => s.check_writable(),
+            AnyStorage::Oci(s) => s.check_writable(),
+        }
+    }
+}
+
+/// The registry `location` names (see [`AnyStorage::parse`]).
+pub fn open(location: &str) -> Result<Registry<AnyStorage>, String> {
+    AnyStorage::parse(location).map(Registry::new)
+}
+
 /// The reference of one version: the canonical JSON of this struct (fields in JCS order).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -701,6 +804,94 @@ impl<S: Storage> Registry<S> {
         Ok(versions)
     }
 
+    /// Copies every registration of every version to `to`: each read and verified here,
+    /// written there write-once (objects first, references last, as `register` writes
+    /// them), then read back from there and verified again. A version already there with
+    /// the same registrations is left as it is; one whose registrations differ there is a
+    /// problem, as is one that does not verify here. Records are copied as they are (the
+    /// version, its snapshot and when it was registered stay what they were).
+    pub fn copy_to<T: Storage>(&self, to: &Registry<T>) -> Result<CopyReport, RegistryError> {
+        let mut report = CopyReport::default();
+        for version in self.versions()? {
+            match self.copy_version(&version, to) {
+                Ok(Copied::New(workflow)) => report.copied.push((version, workflow)),
+                Ok(Copied::Present(workflow)) => report.present.push((version, workflow)),
+                Ok(Copied::Gone) => {}
+                Err(RegistryError::Storage(e)) => return Err(e.into()),
+                Err(e) => report.problems.push(e),
+            }
+        }
+        Ok(report)
+    }
+
+    fn copy_version<T: Storage>(
+        &self,
+        version: &Digest,
+        to: &Registry<T>,
+    ) -> Result<Copied, RegistryError> {
+        let entries = self.registrations(version)?;
+        let Some(latest) = entries.last() else {
+            return Ok(Copied::Gone);
+        };
+        let workflow = latest.record.workflow.clone();
+        let theirs = to.registrations(version)?;
+        let mut wrote = false;
+        for entry in &entries {
+            let n = entry.registration;
+            if let Some(there) = theirs.iter().find(|e| e.registration == n) {
+                if there.record_digest != entry.record_digest {
+                    return Err(RegistryError::Corrupt {
+                        location: to.reference_location(version, n),
+                        detail: format!(
+                            "registration {} of this version there names {}, here {}",
+                            n + 1,
+                            there.record_digest,
+                            entry.record_digest
+                        ),
+                    });
+                }
+                continue;
+            }
+            if n == 0 {
+                to.put_verified(version, &self.lwir(version)?)?;
+            }
+            to.put_verified(&entry.record_digest, &self.record_bytes(entry)?)?;
+            let reference = version_ref(version, &entry.record_digest);
+            let put = match n {
+                0 => to.storage.put_version(version, &reference)?,
+                n => to.storage.put_registration(version, n, &reference)?,
+            };
+            if put == Put::Existed
+                && to.reference_bytes(version, n)?.as_deref() != Some(&reference[..])
+            {
+                return Err(RegistryError::Corrupt {
+                    location: to.reference_location(version, n),
+                    detail: "another registration of this version was published there meanwhile"
+                        .into(),
+                });
+            }
+            wrote = true;
+        }
+        // Read back from the destination, verified, as any reader will.
+        let copied = to.registrations(version)?;
+        let same = copied.len() == entries.len()
+            && copied
+                .iter()
+                .zip(&entries)
+                .all(|(a, b)| a.record_digest == b.record_digest);
+        if !same {
+            return Err(RegistryError::Corrupt {
+                location: to.reference_location(version, 0),
+                detail: "the copy does not read back as the original".into(),
+            });
+        }
+        Ok(if wrote {
+            Copied::New(workflow)
+        } else {
+            Copied::Present(workflow)
+        })
+    }
+
     /// Every registered version that reads back intact, oldest first, and the error of
     /// each that does not.
     pub fn list(&self) -> Result<(Vec<Entry>, Vec<RegistryError>), RegistryError> {
@@ -863,6 +1054,23 @@ fn version_ref(version: &Digest, record: &Digest) -> Vec<u8> {
         version: version.to_string(),
     })
     .expect("two strings serialise")
+}
+
+/// The outcome of [`Registry::copy_to`].
+#[derive(Debug, Default)]
+pub struct CopyReport {
+    /// Versions written to the destination (with their workflow).
+    pub copied: Vec<(Digest, String)>,
+    /// Versions that were there already, the same.
+    pub present: Vec<(Digest, String)>,
+    /// Versions that do not verify here, or differ there.
+    pub problems: Vec<RegistryError>,
+}
+
+enum Copied {
+    New(String),
+    Present(String),
+    Gone,
 }
 
 /// The outcome of [`Registry::verify`].

@@ -4,12 +4,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use lwir_repair::repair_loop::Bounds;
-use lwirc::registry::Registry;
 use lwirc::render::terminal::sanitize;
 use lwirc::session::{self, Compiled, End, Observer, SessionError, Settings};
 
 use super::planning::{self, PlannerArgs, ReportFormat};
-use super::{print, read_json, read_source, registry_dir};
+use super::{open_registry, print, read_json, read_source};
 use crate::exit;
 
 /// Compile a workflow: ask the planner for a draft, validate, repair, register.
@@ -54,8 +53,9 @@ pub(crate) struct Args {
     /// The workflow input, a JSON file given to the planner (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     input: Option<String>,
-    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
-    #[arg(long, value_name = "DIR")]
+    /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
+    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// The session directory (default: a new one under `.lwir/sessions/`).
     #[arg(long, value_name = "DIR")]
@@ -95,8 +95,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         planner: args.planner.describe(&prepared)?,
         limits,
     };
-    let registry_dir = registry_dir(args.registry.clone());
-    let registry = Registry::at(&registry_dir);
+    let (registry, registry_name) = open_registry(args.registry.clone(), false)?;
     let mut planner =
         args.planner
             .planner(&prepared, &args.definition, &settings.dir, args.resume)?;
@@ -126,11 +125,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         Err(SessionError::Registry(why)) => bail!(
             "the registry `{}` cannot be used: {why}; no planner was called (choose \
                  another --registry)",
-            registry_dir.display()
+            registry_name
         ),
         Err(other) => return Err(other.into()),
     };
-    report(&args, &compiled, &registry_dir)
+    report(&args, &compiled, &registry_name)
 }
 
 /// Progress on standard error, unless `--quiet`.
@@ -169,7 +168,7 @@ impl Observer for Progress {
 }
 
 /// Prints how the session ended; its exit status.
-fn report(args: &Args, compiled: &Compiled, registry_dir: &Path) -> anyhow::Result<u8> {
+fn report(args: &Args, compiled: &Compiled, registry_name: &str) -> anyhow::Result<u8> {
     let Compiled {
         dir,
         outcome,
@@ -195,7 +194,7 @@ fn report(args: &Args, compiled: &Compiled, registry_dir: &Path) -> anyhow::Resu
                     "`{}` is {} in {} ({} planner call{}, {} safe fix{})",
                     sanitize(&entry.record.workflow),
                     entry.version,
-                    registry_dir.display(),
+                    registry_name,
                     report.planner_calls,
                     plural(report.planner_calls, "", "s"),
                     report.fixes_applied,

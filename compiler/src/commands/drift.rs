@@ -4,12 +4,10 @@
 use std::path::PathBuf;
 
 use lwirc::drift;
-use lwirc::registry::{Registry, RegistryError};
+use lwirc::registry::RegistryError;
 use lwirc::render::{File, Report};
 
-use super::{
-    ColorChoice, Format, existing_registry, print, read_source, registry_dir, registry_failure,
-};
+use super::{ColorChoice, Format, open_registry, print, read_source, registry_failure};
 use crate::exit;
 
 /// Check whether anything a registered version depends on changed in today's definition.
@@ -40,8 +38,9 @@ pub(crate) struct Args {
     /// Today's WorkflowDefinition (`-` for standard input).
     #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
     definition: String,
-    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
-    #[arg(long, value_name = "DIR")]
+    /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
+    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// Output format: `human`, `json` (the findings contract of `validate`), `sarif`.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -56,9 +55,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn check(args: Args) -> anyhow::Result<u8> {
-    let dir = registry_dir(args.registry.clone());
-    existing_registry(&dir)?;
-    let registry = Registry::at(&dir);
+    let (registry, _) = open_registry(args.registry.clone(), true)?;
     let version = registry.resolve(&args.version)?;
     let entry = registry
         .entry(&version)?

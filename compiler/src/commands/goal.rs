@@ -12,12 +12,11 @@ use lwir_goals::runner::ProcessRunner;
 use lwir_goals::store::{Directory, Store};
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::SpannedDocument;
-use lwirc::registry::Registry;
 use lwirc::render::terminal::{excerpt, sanitize};
 use lwirc::render::{File, Report};
 use lwirc::templates::RegistryTemplates;
 
-use super::{ColorChoice, Format, print, read_source, registry_dir};
+use super::{ColorChoice, Format, open_registry, print, read_source};
 use crate::exit;
 
 /// Goals: plans that change only through validated proposals, every generation kept.
@@ -33,8 +32,9 @@ use crate::exit;
 /// tells the whole history, computed from the goal's event log.
 ///
 /// Goals are kept in `--goals DIR`, else `$LWIR_GOALS`, else `.lwir/goals`; templates are
-/// read from `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument
-/// is a goal id, a unique prefix of one, or a goal name only one goal has.
+/// read from `--registry REGISTRY` (a directory or `oci://HOST/REPOSITORY`), else
+/// `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument is a goal id, a unique prefix
+/// of one, or a goal name only one goal has.
 ///
 /// Exit status: 0 done, 1 findings, refused or not eligible (the reason on standard error),
 /// 2 usage error or an unreadable store, 3 the planner profile drifted.
@@ -54,9 +54,9 @@ pub(crate) struct Args {
     /// The goals directory (default: `$LWIR_GOALS`, else `.lwir/goals`).
     #[arg(long, value_name = "DIR", global = true)]
     goals: Option<PathBuf>,
-    /// The registry directory templates are read from (default: `$LWIR_REGISTRY`, else
-    /// `.lwir/registry`).
-    #[arg(long, value_name = "DIR", global = true)]
+    /// The registry templates are read from: a directory, or `oci://HOST[:PORT]/REPOSITORY`
+    /// (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "REGISTRY", global = true)]
     registry: Option<PathBuf>,
     /// Who runs the command, as recorded in the goal's events (default: `$USER`).
     #[arg(long, value_name = "NAME", global = true)]
@@ -383,9 +383,8 @@ fn now() -> u64 {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let store = Directory::at(goals_dir(args.goals.clone()));
-    let registry_dir = registry_dir(args.registry.clone());
-    let registry = Registry::at(&registry_dir);
-    let templates = RegistryTemplates::new(&registry, format!("`{}`", registry_dir.display()));
+    let (registry, registry_name) = open_registry(args.registry.clone(), false)?;
+    let templates = RegistryTemplates::new(&registry, format!("`{registry_name}`"));
     let by = args
         .by
         .clone()

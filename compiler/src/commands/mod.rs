@@ -247,6 +247,32 @@ pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
     .unwrap_or_else(|| PathBuf::from(".lwir/registry"))
 }
 
+/// The registry `--registry` (else `LWIR_REGISTRY`, else `.lwir/registry`) names — a
+/// directory, or `oci://HOST[:PORT]/REPOSITORY` — and how messages name it. With
+/// `must_exist`, a directory that does not exist is a usage error (reading a mistyped path
+/// must not look like reading an empty registry).
+pub(crate) fn open_registry(
+    flag: Option<PathBuf>,
+    must_exist: bool,
+) -> anyhow::Result<(
+    lwirc::registry::Registry<lwirc::registry::AnyStorage>,
+    String,
+)> {
+    let location = registry_dir(flag);
+    let text = location.to_string_lossy().into_owned();
+    let storage = lwirc::registry::AnyStorage::parse(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let name = match &storage {
+        lwirc::registry::AnyStorage::Directory(d) => {
+            if must_exist {
+                existing_registry(d.root())?;
+            }
+            d.root().display().to_string()
+        }
+        lwirc::registry::AnyStorage::Oci(o) => o.url().display(),
+    };
+    Ok((lwirc::registry::Registry::new(storage), name))
+}
+
 /// Fails (a usage error, exit 2) naming `dir` when there is no registry there: reading a
 /// mistyped path must not look like reading an empty registry. (`lwirc register` creates
 /// the directory instead.)

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use lwirc::pipeline;
-use lwirc::registry::{Registered, Registration, Registry, RegistryError};
+use lwirc::registry::{Registered, Registration, RegistryError};
 use lwirc::render::human;
 use lwirc::render::terminal::sanitize;
 
-use super::{ColorChoice, DraftArgs, print, registry_dir, stderr_color};
+use super::{ColorChoice, DraftArgs, open_registry, print, stderr_color};
 use crate::exit;
 
 /// Validate a draft and register it as an immutable, content-addressed workflow version.
@@ -33,8 +33,9 @@ use crate::exit;
 /// drift` reports a change the draft still validates against. Stored files are read-only;
 /// writes are atomic and safe with any number of concurrent `lwirc register` processes.
 ///
-/// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
-/// current directory.
+/// The registry is `--registry REGISTRY`, else `$LWIR_REGISTRY`, else `.lwir/registry` under
+/// the current directory: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
+/// plain HTTP), where each version is an OCI artifact whose layer digest is the version.
 ///
 /// Exit status: 0 registered (or already registered), 1 errors in the draft, refused, or a
 /// corrupt registry, 2 usage error or unreadable file.
@@ -49,8 +50,9 @@ use crate::exit;
 pub(crate) struct Args {
     #[command(flatten)]
     files: DraftArgs,
-    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
-    #[arg(long, value_name = "DIR")]
+    /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
+    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// When the version is registered against another snapshot, register it again against
     /// this definition's (a new record; the earlier ones stay) instead of refusing.
@@ -80,15 +82,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         // Warnings: worth seeing, but standard output is for the version.
         eprint!("{}", human::render(&validation, options(stderr_color())));
     }
-    let dir = registry_dir(args.registry);
-    let registry = Registry::at(&dir);
+    let (registry, dir) = open_registry(args.registry, false)?;
     match registry.register(&registration, args.rebase) {
         Ok(Registered::New(entry)) => {
             eprintln!(
                 "registered `{}` as {} in {}",
                 sanitize(&entry.record.workflow),
                 entry.version,
-                dir.display()
+                dir
             );
             print(&format!("{}\n", entry.version))?;
             Ok(exit::OK)
@@ -109,7 +110,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
                 sanitize(&entry.record.workflow),
                 entry.version,
                 entry.registration + 1,
-                dir.display()
+                dir
             );
             for change in changes {
                 eprintln!("  - {}", sanitize(&change.to_string()));

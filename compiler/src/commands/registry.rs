@@ -1,12 +1,12 @@
-//! `lwirc registry`: list, show and verify registered workflow versions.
+//! `lwirc registry`: list, show, verify and copy registered workflow versions.
 
 use std::path::PathBuf;
 
-use lwirc::registry::{Registry, RegistryError};
+use lwirc::registry::{AnyStorage, Registry, RegistryError};
 use lwirc::render::terminal::{excerpt, sanitize};
 use serde::Serialize;
 
-use super::{existing_registry, print, print_bytes, registry_dir, registry_failure};
+use super::{open_registry, print, print_bytes, registry_failure};
 
 /// At most this many characters of a workflow name are shown in `registry list`'s table.
 const NAME_SHOWN: usize = 60;
@@ -19,8 +19,10 @@ use crate::exit;
 /// prefix of its hash; `verify` re-reads and re-hashes everything and reports each corrupt,
 /// missing or orphaned object. Every read re-verifies the hash of what it read.
 ///
-/// The registry is `--registry DIR`, else `$LWIR_REGISTRY`, else `.lwir/registry` under the
-/// current directory.
+/// The registry is `--registry REGISTRY`, else `$LWIR_REGISTRY`, else `.lwir/registry` under
+/// the current directory: a directory, or a repository of an OCI distribution registry,
+/// `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for plain HTTP; credentials from
+/// `LWIR_REGISTRY_USER` and `LWIR_REGISTRY_PASSWORD`, else Docker's `config.json`).
 ///
 /// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error, or a registry
 /// that does not exist or cannot be read.
@@ -31,13 +33,16 @@ use crate::exit;
 ///   lwirc registry show 5c281a30
 ///   lwirc registry show sha256:5c281a30 --lwir > pinned.json
 ///   lwirc registry verify --registry /srv/lwir
+///   lwirc registry list --registry oci://registry.example/team/lwir
+///   lwirc registry copy .lwir/registry oci://registry.example/team/lwir
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
     #[command(subcommand)]
     command: RegistryCommand,
-    /// The registry directory (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
-    #[arg(long, value_name = "DIR", global = true)]
+    /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
+    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    #[arg(long, value_name = "REGISTRY", global = true)]
     registry: Option<PathBuf>,
 }
 
@@ -66,6 +71,24 @@ enum RegistryCommand {
     /// refers to: a registration that did not finish, or one still running) and temporary
     /// files of unpublished writes are reported but harmless: nothing reads them.
     Verify,
+    /// Copy every version from one registry to another (directory or OCI, either way).
+    ///
+    /// Each version is read and verified in FROM, written write-once to TO (blobs first,
+    /// references last), then read back from TO and verified again. Versions already in
+    /// TO are left as they are; every registration and record is copied as it is.
+    ///
+    /// Examples:
+    ///   lwirc registry copy .lwir/registry oci://registry.example/team/lwir
+    ///   lwirc registry copy oci+http://127.0.0.1:5000/lwir /srv/lwir-mirror
+    #[command(verbatim_doc_comment)]
+    Copy {
+        /// The registry to copy from.
+        #[arg(value_name = "FROM")]
+        from: String,
+        /// The registry to copy to (created on the first write).
+        #[arg(value_name = "TO")]
+        to: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -84,18 +107,20 @@ struct Listed<'a> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let dir = registry_dir(args.registry);
-    existing_registry(&dir)?;
-    let registry = Registry::at(&dir);
+    if let RegistryCommand::Copy { from, to } = &args.command {
+        return registry_failure(copy(from, to));
+    }
+    let (registry, _) = open_registry(args.registry, true)?;
     let outcome = match args.command {
         RegistryCommand::List { format } => list(&registry, format),
         RegistryCommand::Show { version, lwir } => show(&registry, &version, lwir),
         RegistryCommand::Verify => verify(&registry),
+        RegistryCommand::Copy { .. } => unreachable!("handled above"),
     };
     registry_failure(outcome)
 }
 
-fn list(registry: &Registry, format: ListFormat) -> anyhow::Result<u8> {
+fn list(registry: &Registry<AnyStorage>, format: ListFormat) -> anyhow::Result<u8> {
     let (entries, problems) = registry.list()?;
     let rows: Vec<Listed> = entries
         .iter()
@@ -139,7 +164,7 @@ fn list(registry: &Registry, format: ListFormat) -> anyhow::Result<u8> {
     })
 }
 
-fn show(registry: &Registry, text: &str, lwir: bool) -> anyhow::Result<u8> {
+fn show(registry: &Registry<AnyStorage>, text: &str, lwir: bool) -> anyhow::Result<u8> {
     let version = registry.resolve(text)?;
     let entry = registry.entry(&version)?.ok_or(RegistryError::NotFound {
         prefix: text.to_owned(),
@@ -153,7 +178,7 @@ fn show(registry: &Registry, text: &str, lwir: bool) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-fn verify(registry: &Registry) -> anyhow::Result<u8> {
+fn verify(registry: &Registry<AnyStorage>) -> anyhow::Result<u8> {
     let report = registry.verify()?;
     let mut text = String::new();
     for issue in &report.issues {
@@ -182,5 +207,41 @@ fn verify(registry: &Registry) -> anyhow::Result<u8> {
         exit::FINDINGS
     } else {
         exit::OK
+    })
+}
+
+fn copy(from: &str, to: &str) -> anyhow::Result<u8> {
+    let (source, source_name) = open_registry(Some(PathBuf::from(from)), true)?;
+    let (destination, destination_name) = open_registry(Some(PathBuf::from(to)), false)?;
+    destination
+        .check_writable()
+        .map_err(|why| anyhow::anyhow!("cannot write to {destination_name}: {why}"))?;
+    let report = source.copy_to(&destination)?;
+    for (version, workflow) in &report.copied {
+        eprintln!(
+            "copied  {version}  {}",
+            sanitize(&excerpt(workflow, NAME_SHOWN))
+        );
+    }
+    for (version, workflow) in &report.present {
+        eprintln!(
+            "present {version}  {}",
+            sanitize(&excerpt(workflow, NAME_SHOWN))
+        );
+    }
+    for problem in &report.problems {
+        eprintln!("problem {}", sanitize(&problem.to_string()));
+    }
+    eprintln!(
+        "{} copied, {} already there, {} problem{} ({source_name} → {destination_name})",
+        report.copied.len(),
+        report.present.len(),
+        report.problems.len(),
+        if report.problems.len() == 1 { "" } else { "s" }
+    );
+    Ok(if report.problems.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
     })
 }

@@ -1,0 +1,548 @@
+//! One conformance suite for every registry backend: a directory, and an OCI distribution
+//! registry (CNCF Distribution, which `.ci/run` starts). Each test runs against each
+//! backend through the `lwirc` binary, as users and CI jobs do.
+//!
+//! The OCI backend is the registry at `LWIRC_TEST_OCI` (`oci+http://127.0.0.1:PORT`; each
+//! test uses a repository of its own), with its filesystem storage at
+//! `LWIRC_TEST_OCI_DATA` for the tests that change a blob behind lwirc's back. Without
+//! `LWIRC_TEST_OCI` the OCI half says it is skipped, unless `LWIRC_REQUIRE_ENGINES` is set
+//! (CI sets it), which makes a missing engine a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+fn lwirc() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lwirc"));
+    cmd.env_remove("LWIR_REGISTRY");
+    cmd
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage")
+}
+
+/// A registry to test: its location and, for tampering, where its bytes are.
+struct Backend {
+    label: &'static str,
+    location: String,
+    /// The directory registry's root, or the OCI registry's storage root.
+    bytes_at: Option<PathBuf>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// The backends for test `name`: a fresh directory, and a fresh repository of the OCI
+/// registry when there is one.
+fn backends(name: &str) -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut out = vec![Backend {
+        label: "directory",
+        location: dir.path().join("registry").display().to_string(),
+        bytes_at: Some(dir.path().join("registry")),
+        _dir: Some(dir),
+    }];
+    match std::env::var("LWIRC_TEST_OCI")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(base) => out.push(Backend {
+            label: "oci",
+            location: format!(
+                "{}/lwirc-test/{name}-{}-{}",
+                base.trim_end_matches('/'),
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos()
+            ),
+            bytes_at: std::env::var_os("LWIRC_TEST_OCI_DATA").map(PathBuf::from),
+            _dir: None,
+        }),
+        None => {
+            assert!(
+                std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+                "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_OCI names no registry"
+            );
+            eprintln!(
+                "skipped the OCI backend: set LWIRC_TEST_OCI=oci+http://127.0.0.1:PORT to a CNCF \
+                 Distribution registry (see .ci/run)"
+            );
+        }
+    }
+    out
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("lwirc runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Registers `draft` against the example definition in `registry`; the version printed.
+fn register(registry: &str, draft: &Path) -> String {
+    let out = run(lwirc()
+        .arg("register")
+        .arg(draft)
+        .arg("-d")
+        .arg(examples().join("workflow.json"))
+        .args(["--registry", registry]));
+    assert!(out.status.success(), "register failed: {}", text(&out));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The example draft with its `description` set to `n`: a different version for each `n`.
+fn variant(dir: &Path, n: usize) -> PathBuf {
+    let mut draft: Value =
+        serde_json::from_slice(&std::fs::read(examples().join("draft.json")).unwrap()).unwrap();
+    draft["description"] = json!(format!("variant {n}"));
+    let path = dir.join(format!("variant-{n}.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(&draft).unwrap()).unwrap();
+    path
+}
+
+/// The example draft with a description of `mib` MiB: a push that takes a while.
+fn large(dir: &Path, mib: usize) -> PathBuf {
+    let mut draft: Value =
+        serde_json::from_slice(&std::fs::read(examples().join("draft.json")).unwrap()).unwrap();
+    draft["description"] = json!("lorem ipsum ".repeat(mib * 1024 * 1024 / 12));
+    let path = dir.join("large.json");
+    std::fs::write(&path, serde_json::to_vec(&draft).unwrap()).unwrap();
+    path
+}
+
+fn list(registry: &str) -> Vec<Value> {
+    let out = run(lwirc().args([
+        "registry",
+        "list",
+        "--format",
+        "json",
+        "--registry",
+        registry,
+    ]));
+    assert!(out.status.success(), "list failed: {}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn registering_twice_is_a_no_op_and_lists_once() {
+    for b in backends("idempotent") {
+        let draft = examples().join("draft.json");
+        let first = register(&b.location, &draft);
+        let out = run(lwirc()
+            .arg("register")
+            .arg(&draft)
+            .arg("-d")
+            .arg(examples().join("workflow.json"))
+            .args(["--registry", &b.location]));
+        assert!(out.status.success(), "{}: {}", b.label, text(&out));
+        assert!(
+            text(&out).contains("already registered"),
+            "{}: {}",
+            b.label,
+            text(&out)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), first);
+        let listed = list(&b.location);
+        assert_eq!(listed.len(), 1, "{}: {listed:?}", b.label);
+        assert_eq!(listed[0]["version"], first);
+        let verify = run(lwirc().args(["registry", "verify", "--registry", &b.location]));
+        assert!(verify.status.success(), "{}: {}", b.label, text(&verify));
+    }
+}
+
+#[test]
+fn eight_concurrent_writers_all_land() {
+    let scratch = tempfile::tempdir().unwrap();
+    let drafts: Vec<PathBuf> = (0..8).map(|n| variant(scratch.path(), n)).collect();
+    for b in backends("concurrent") {
+        // Eight different versions at once, and eight registrations of one same version.
+        let spawn = |draft: &Path| {
+            lwirc()
+                .arg("register")
+                .arg(draft)
+                .arg("-d")
+                .arg(examples().join("workflow.json"))
+                .args(["--registry", &b.location])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut children: Vec<_> = drafts.iter().map(|d| spawn(d)).collect();
+        children.extend((0..8).map(|_| spawn(&examples().join("draft.json"))));
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}: {}", b.label, text(&out));
+        }
+        let listed = list(&b.location);
+        assert_eq!(listed.len(), 9, "{}: {listed:?}", b.label);
+        let verify = run(lwirc().args(["registry", "verify", "--registry", &b.location]));
+        assert!(verify.status.success(), "{}: {}", b.label, text(&verify));
+    }
+}
+
+#[test]
+fn a_blob_changed_behind_lwircs_back_is_found_by_every_read_and_by_verify() {
+    for b in backends("tamper") {
+        let version = register(&b.location, &examples().join("draft.json"));
+        let hex = version.trim_start_matches("sha256:");
+        let Some(root) = &b.bytes_at else {
+            eprintln!(
+                "{}: skipped the blob change (LWIRC_TEST_OCI_DATA is not set)",
+                b.label
+            );
+            continue;
+        };
+        // The LWIR's bytes, wherever this backend keeps them.
+        let file = [
+            root.join("objects/sha256").join(hex),
+            root.join("docker/registry/v2/blobs/sha256")
+                .join(&hex[..2])
+                .join(hex)
+                .join("data"),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{}: the LWIR's bytes are under {}", b.label, root.display()));
+        let mut perms = std::fs::metadata(&file).unwrap().permissions();
+        #[allow(
+            clippy::permissions_set_readonly_false,
+            reason = "the test tampers on purpose"
+        )]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&file, perms).unwrap();
+        let original = std::fs::read(&file).unwrap();
+        let changed = String::from_utf8(original.clone())
+            .unwrap()
+            .replacen("open", "shut", 1);
+        std::fs::write(&file, changed).unwrap();
+        let show =
+            run(lwirc().args(["registry", "show", hex, "--lwir", "--registry", &b.location]));
+        assert_eq!(show.status.code(), Some(1), "{}: {}", b.label, text(&show));
+        assert!(
+            text(&show).contains("corrupt"),
+            "{}: {}",
+            b.label,
+            text(&show)
+        );
+        let verify = run(lwirc().args(["registry", "verify", "--registry", &b.location]));
+        assert_eq!(
+            verify.status.code(),
+            Some(1),
+            "{}: {}",
+            b.label,
+            text(&verify)
+        );
+        assert!(
+            text(&verify).contains("corrupt"),
+            "{}: {}",
+            b.label,
+            text(&verify)
+        );
+        let drift = run(lwirc()
+            .args(["drift", hex, "-d"])
+            .arg(examples().join("workflow.json"))
+            .args(["--registry", &b.location]));
+        assert_ne!(
+            drift.status.code(),
+            Some(0),
+            "{}: {}",
+            b.label,
+            text(&drift)
+        );
+        // Put right again (the OCI registry's blob store is shared by every test).
+        std::fs::write(&file, original).unwrap();
+    }
+}
+
+#[test]
+fn a_writer_killed_mid_push_leaves_nothing_that_reads_as_a_version() {
+    let scratch = tempfile::tempdir().unwrap();
+    let draft = large(scratch.path(), 8);
+    for b in backends("killed") {
+        if b.label == "directory" {
+            // An empty registry, so that listing it before anything lands is not an error.
+            std::fs::create_dir_all(&b.location).unwrap();
+        }
+        // How long a whole registration takes here (into another registry of the same
+        // kind), so that the kills land all through it: reading, validating, pushing.
+        let started = std::time::Instant::now();
+        register(&format!("{}-timing", b.location), &draft);
+        let whole = started.elapsed().as_millis() as u64;
+        let mut version = None;
+        for delay_ms in (0..8).map(|k| whole * k / 8) {
+            let mut child = lwirc()
+                .arg("register")
+                .arg(&draft)
+                .arg("-d")
+                .arg(examples().join("workflow.json"))
+                .args(["--registry", &b.location])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            let _ = child.kill(); // SIGKILL
+            let out = child.wait_with_output().unwrap();
+            if out.status.success() {
+                version = Some(String::from_utf8(out.stdout).unwrap().trim().to_owned());
+            }
+            // Whatever was left: every listed version reads back whole, nothing is corrupt.
+            for entry in list(&b.location) {
+                let v = entry["version"].as_str().unwrap();
+                let show =
+                    run(lwirc().args(["registry", "show", v, "--lwir", "--registry", &b.location]));
+                assert!(
+                    show.status.success(),
+                    "{} after {delay_ms} ms: {}",
+                    b.label,
+                    text(&show)
+                );
+            }
+            let verify = run(lwirc().args(["registry", "verify", "--registry", &b.location]));
+            let said = text(&verify);
+            assert!(
+                !said.contains("corrupt") && !said.contains("missing"),
+                "{} after {delay_ms} ms: {said}",
+                b.label
+            );
+        }
+        // A writer that runs to the end registers it, whatever the killed ones left.
+        let final_version = register(&b.location, &draft);
+        if let Some(v) = version {
+            assert_eq!(v, final_version);
+        }
+        let listed = list(&b.location);
+        assert_eq!(listed.len(), 1, "{}: {listed:?}", b.label);
+    }
+}
+
+#[test]
+fn versions_are_found_by_prefix_and_listed() {
+    let scratch = tempfile::tempdir().unwrap();
+    for b in backends("prefixes") {
+        let first = register(&b.location, &examples().join("draft.json"));
+        let second = register(&b.location, &variant(scratch.path(), 1));
+        let listed: Vec<String> = list(&b.location)
+            .iter()
+            .map(|e| e["version"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(listed.len(), 2);
+        assert!(listed.contains(&first) && listed.contains(&second));
+        let prefix = &first["sha256:".len().."sha256:".len() + 8];
+        let show = run(lwirc().args(["registry", "show", prefix, "--registry", &b.location]));
+        assert!(show.status.success(), "{}: {}", b.label, text(&show));
+        let record: Value = serde_json::from_slice(&show.stdout).unwrap();
+        assert_eq!(record["version"], first);
+        let lwir = run(lwirc().args([
+            "registry",
+            "show",
+            &first,
+            "--lwir",
+            "--registry",
+            &b.location,
+        ]));
+        assert_eq!(
+            format!("sha256:{:x}", sha2::Sha256::digest(&lwir.stdout)),
+            first
+        );
+        let none = run(lwirc().args([
+            "registry",
+            "show",
+            "ffffffffffff",
+            "--registry",
+            &b.location,
+        ]));
+        assert_eq!(none.status.code(), Some(1), "{}: {}", b.label, text(&none));
+        let bad = run(lwirc().args(["registry", "show", "xyz", "--registry", &b.location]));
+        assert_eq!(bad.status.code(), Some(1), "{}: {}", b.label, text(&bad));
+    }
+}
+
+#[test]
+fn copy_mirrors_versions_between_any_two_registries() {
+    let scratch = tempfile::tempdir().unwrap();
+    let all = backends("copy");
+    let source = &all[0];
+    let a = register(&source.location, &examples().join("draft.json"));
+    let b_version = register(&source.location, &variant(scratch.path(), 2));
+    for to in &all {
+        let destination = format!("{}-mirror", to.location);
+        let out = run(lwirc().args(["registry", "copy", &source.location, &destination]));
+        assert!(out.status.success(), "{}: {}", to.label, text(&out));
+        assert!(
+            text(&out).contains("2 copied, 0 already there, 0 problems"),
+            "{}",
+            text(&out)
+        );
+        let again = run(lwirc().args(["registry", "copy", &source.location, &destination]));
+        assert!(
+            text(&again).contains("0 copied, 2 already there"),
+            "{}",
+            text(&again)
+        );
+        // And back, into a fresh directory: the same records, byte for byte.
+        let back = scratch.path().join(format!("back-{}", to.label));
+        let out = run(lwirc().args(["registry", "copy", &destination]).arg(&back));
+        assert!(out.status.success(), "{}: {}", to.label, text(&out));
+        for v in [&a, &b_version] {
+            let show = |registry: &str| {
+                run(lwirc().args(["registry", "show", v, "--registry", registry])).stdout
+            };
+            assert_eq!(show(&source.location), show(&back.display().to_string()));
+        }
+    }
+}
+
+#[test]
+fn a_registry_that_is_down_or_answers_garbage_is_a_clear_error() {
+    // Nothing listens on port 9 of the loopback (discard, never served here).
+    let down = "oci+http://127.0.0.1:9/lwir";
+    let out = run(lwirc()
+        .arg("register")
+        .arg(examples().join("draft.json"))
+        .arg("-d")
+        .arg(examples().join("workflow.json"))
+        .args(["--registry", down]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("could not be reached"),
+        "{}",
+        text(&out)
+    );
+    assert!(out.stdout.is_empty(), "no version is printed");
+    // A server that answers every request with garbage.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "\u{1b}[31mnot a registry";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let garbage = format!("oci+http://127.0.0.1:{port}/lwir");
+    let out = run(lwirc().args(["registry", "list", "--registry", &garbage]));
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !text(&out).contains('\u{1b}'),
+        "no raw escape reaches the terminal"
+    );
+    let out = run(lwirc()
+        .arg("register")
+        .arg(examples().join("draft.json"))
+        .arg("-d")
+        .arg(examples().join("workflow.json"))
+        .args(["--registry", &garbage]));
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "no version is printed: {}",
+        text(&out)
+    );
+}
+
+#[test]
+fn the_artifact_is_an_ordinary_oci_artifact() {
+    let Some(b) = backends("artifact").into_iter().find(|b| b.label == "oci") else {
+        return;
+    };
+    let version = register(&b.location, &examples().join("draft.json"));
+    // Read back with plain HTTP, as any OCI client would.
+    let (base, repository) = b
+        .location
+        .strip_prefix("oci+http://")
+        .unwrap()
+        .split_once('/')
+        .unwrap();
+    let get = |path: &str, accept: &str| -> Vec<u8> {
+        let mut response = ureq::get(&format!("http://{base}/v2/{repository}/{path}"))
+            .header("Accept", accept)
+            .call()
+            .unwrap();
+        response.body_mut().read_to_vec().unwrap()
+    };
+    let manifest_bytes = get(
+        &format!("manifests/sha256-{}", version.trim_start_matches("sha256:")),
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    let manifest: Value = serde_json::from_slice(&manifest_bytes).unwrap();
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["artifactType"],
+        "application/vnd.lwir.workflow.v1+json"
+    );
+    assert_eq!(manifest["annotations"]["dev.lwir.workflow"], "issue-triage");
+    let layer = &manifest["layers"][0];
+    assert_eq!(
+        layer["digest"], version,
+        "the layer digest is the WorkflowVersion"
+    );
+    for descriptor in [&manifest["config"], layer] {
+        let digest = descriptor["digest"].as_str().unwrap();
+        let blob = get(&format!("blobs/{digest}"), "*/*");
+        assert_eq!(format!("sha256:{:x}", sha2::Sha256::digest(&blob)), digest);
+        assert_eq!(descriptor["size"], blob.len());
+    }
+    // The workflow's name is an alias of the same manifest.
+    let alias = get(
+        "manifests/issue-triage",
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    assert_eq!(alias, manifest_bytes);
+    // And an independent client copies it, checking every digest, when it is installed.
+    if Command::new("skopeo").arg("--version").output().is_ok() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("skopeo")
+            .args(["copy", "--src-tls-verify=false"])
+            .arg(format!("docker://{base}/{repository}:issue-triage"))
+            .arg(format!("dir:{}", dir.path().join("copy").display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "skopeo: {}", text(&out));
+        let layer = std::fs::read(
+            dir.path()
+                .join("copy")
+                .join(version.trim_start_matches("sha256:")),
+        )
+        .unwrap();
+        assert_eq!(
+            layer,
+            run(lwirc().args([
+                "registry",
+                "show",
+                &version,
+                "--lwir",
+                "--registry",
+                &b.location
+            ]))
+            .stdout
+        );
+    } else {
+        assert!(
+            std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+            "LWIRC_REQUIRE_ENGINES is set but skopeo is not installed"
+        );
+        eprintln!("skipped the skopeo copy: skopeo is not installed");
+    }
+}
