@@ -34,6 +34,7 @@ enum Command {
     Lsp(commands::lsp::Args),
     Eval(commands::eval::Args),
     Goal(commands::goal::Args),
+    Goals(commands::goals::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
         Command::Lsp(args) => commands::lsp::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Goal(args) => commands::goal::run(args),
+        Command::Goals(args) => commands::goals::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -32,6 +32,7 @@ pub mod check;
 pub mod events;
 pub mod file;
 pub mod goal;
+pub mod postgres;
 pub mod projection;
 pub mod resolve;
 pub mod run;

@@ -121,6 +121,24 @@ pub trait Store: Sync {
     /// Takes the run lock of `goal` without waiting; [`StoreError::Busy`] when another
     /// process drives it.
     fn lock_run(&self, goal: &str) -> Result<RunGuard, StoreError>;
+    /// Appends `event` to `goal`'s log as it is, its time kept, when its seq is the next
+    /// one ([`StoreError::Conflict`] otherwise): how `lwirc goals copy` moves a log.
+    fn import(&self, goal: &str, event: &Event) -> Result<(), StoreError>;
+    /// The plans of `goal` that have a log, sorted.
+    fn plans(&self, goal: &str) -> Result<Vec<String>, StoreError>;
+    /// The events of plan `plan`'s own log, in order.
+    fn plan_events(&self, goal: &str, plan: &str) -> Result<Vec<Event>, StoreError>;
+    /// The names of plan `plan`'s files, sorted.
+    fn plan_files(&self, goal: &str, plan: &str) -> Result<Vec<String>, StoreError>;
+    /// Writes plan `plan`'s log and files as they are (a copy from another store), unless
+    /// it has a log already.
+    fn import_plan(
+        &self,
+        goal: &str,
+        plan: &str,
+        events: &[Event],
+        files: &[(String, Vec<u8>)],
+    ) -> Result<(), StoreError>;
 }
 
 /// Goals in a directory.
@@ -309,6 +327,96 @@ impl Store for Directory {
             }),
             Err(std::fs::TryLockError::Error(e)) => Err(io(&path, e)),
         }
+    }
+
+    fn import(&self, goal: &str, event: &Event) -> Result<(), StoreError> {
+        self.import_event(goal, event)
+    }
+
+    fn plans(&self, goal: &str) -> Result<Vec<String>, StoreError> {
+        let dir = self.goal_dir(checked("goal", goal)?).join("plans");
+        self.list_dir(&dir, |path, name| {
+            (safe(name) && path.join(events::LOG_FILE).is_file()).then(|| name.to_owned())
+        })
+    }
+
+    fn plan_events(&self, goal: &str, plan: &str) -> Result<Vec<Event>, StoreError> {
+        let path = self
+            .plan_dir(checked("goal", goal)?, checked("plan", plan)?)
+            .join(events::LOG_FILE);
+        match events::read(&path) {
+            Ok(events) => Ok(events),
+            Err(LogError::Missing { .. }) => Ok(Vec::new()),
+            Err(e) => Err(from_log(e)),
+        }
+    }
+
+    fn plan_files(&self, goal: &str, plan: &str) -> Result<Vec<String>, StoreError> {
+        let dir = self.plan_dir(checked("goal", goal)?, checked("plan", plan)?);
+        self.list_dir(&dir, |_, name| {
+            name.strip_suffix(".json")
+                .filter(|n| safe(n))
+                .map(str::to_owned)
+        })
+    }
+
+    fn import_plan(
+        &self,
+        goal: &str,
+        plan: &str,
+        events: &[Event],
+        contents: &[(String, Vec<u8>)],
+    ) -> Result<(), StoreError> {
+        let dir = self.plan_dir(checked("goal", goal)?, checked("plan", plan)?);
+        if dir.join(events::LOG_FILE).exists() {
+            return Ok(());
+        }
+        for (name, bytes) in contents {
+            let path = dir.join(format!("{}.json", checked("file", name)?));
+            files::create_dirs(&dir).map_err(|e| io(&dir, e))?;
+            files::write_atomically(&path, bytes).map_err(|e| io(&path, e))?;
+        }
+        // The log last: a plan with a log is a plan copied whole.
+        let path = dir.join(events::LOG_FILE);
+        for event in events {
+            events::append_shared_copy(&path, event).map_err(from_log)?;
+        }
+        if events.is_empty() {
+            EventLog::create(&dir).map_err(from_log)?;
+        }
+        Ok(())
+    }
+}
+
+impl Directory {
+    fn import_event(&self, goal: &str, event: &Event) -> Result<(), StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
+        events::append_shared_copy(&path, event)
+            .map(drop)
+            .map_err(from_log)
+    }
+
+    fn list_dir(
+        &self,
+        dir: &Path,
+        keep: impl Fn(&Path, &str) -> Option<String>,
+    ) -> Result<Vec<String>, StoreError> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| io(dir, e))?;
+            if let Some(name) = entry.file_name().to_str()
+                && let Some(kept) = keep(&entry.path(), name)
+            {
+                out.push(kept);
+            }
+        }
+        out.sort();
+        Ok(out)
     }
 }
 

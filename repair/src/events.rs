@@ -262,6 +262,30 @@ pub fn append_shared_waiting(
     expected_last: Option<u64>,
     wait: std::time::Duration,
 ) -> Result<Event, LogError> {
+    append_shared_as(path, event, data, expected_last, None, wait)
+}
+
+/// Appends `record` as it is — its time kept — when its seq is the next one (a copy of a
+/// log from another store); [`LogError::Conflict`] otherwise, with nothing written.
+pub fn append_shared_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
+    append_shared_as(
+        path,
+        &record.event,
+        record.data.clone(),
+        Some(record.seq.saturating_sub(1)),
+        Some(record.time.clone()),
+        SHARED_LOCK_WAIT,
+    )
+}
+
+fn append_shared_as(
+    path: &Path,
+    event: &str,
+    data: serde_json::Value,
+    expected_last: Option<u64>,
+    time: Option<String>,
+    wait: std::time::Duration,
+) -> Result<Event, LogError> {
     let io_err = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
@@ -293,7 +317,7 @@ pub fn append_shared_waiting(
     }
     let record = Event {
         seq: last + 1,
-        time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
+        time: time.unwrap_or_else(|| lwir_spec::time::rfc3339_millis(SystemTime::now())),
         event: event.to_owned(),
         data,
     };

@@ -31,7 +31,8 @@ use crate::exit;
 /// approves it, and applying it starts a new generation. Nothing is ever edited: `goal show`
 /// tells the whole history, computed from the goal's event log.
 ///
-/// Goals are kept in `--goals DIR`, else `$LWIR_GOALS`, else `.lwir/goals`; templates are
+/// Goals are kept in `--goals STORE` (a directory, or `postgres://USER@HOST/DATABASE` for a
+/// team), else `$LWIR_GOALS`, else `.lwir/goals`; templates are
 /// read from `--registry REGISTRY` (a directory or `oci://HOST/REPOSITORY`), else
 /// `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument is a goal id, a unique prefix
 /// of one, or a goal name only one goal has.
@@ -51,8 +52,9 @@ use crate::exit;
 pub(crate) struct Args {
     #[command(subcommand)]
     command: GoalCommand,
-    /// The goals directory (default: `$LWIR_GOALS`, else `.lwir/goals`).
-    #[arg(long, value_name = "DIR", global = true)]
+    /// The goal store: a directory, or a PostgreSQL database
+    /// (`postgres://USER@HOST:PORT/DATABASE`) (default: `$LWIR_GOALS`, else `.lwir/goals`).
+    #[arg(long, value_name = "STORE", global = true)]
     goals: Option<PathBuf>,
     /// The registry templates are read from: a directory, or `oci://HOST[:PORT]/REPOSITORY`
     /// (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
@@ -375,6 +377,19 @@ fn goals_dir(flag: Option<PathBuf>) -> PathBuf {
     .unwrap_or_else(|| PathBuf::from(".lwir/goals"))
 }
 
+/// The goal store `--goals` (else `LWIR_GOALS`, else `.lwir/goals`) names: a directory, or
+/// a PostgreSQL database (`postgres://USER@HOST:PORT/DATABASE`), connected and migrated.
+pub(crate) fn open_store(
+    flag: Option<PathBuf>,
+) -> Result<Box<dyn Store>, lwir_goals::store::StoreError> {
+    let location = goals_dir(flag);
+    let text = location.to_string_lossy();
+    if lwir_goals::postgres::is_url(&text) {
+        return Ok(Box::new(lwir_goals::postgres::Postgres::connect(&text)?));
+    }
+    Ok(Box::new(Directory::at(location)))
+}
+
 fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -382,7 +397,8 @@ fn now() -> u64 {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let store = Directory::at(goals_dir(args.goals.clone()));
+    let store = open_store(args.goals.clone()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store = &*store;
     let (registry, registry_name) = open_registry(args.registry.clone(), false)?;
     let templates = RegistryTemplates::new(&registry, format!("`{registry_name}`"));
     let by = args
@@ -392,12 +408,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         .or_else(|| std::env::var("LOGNAME").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "unknown".to_owned());
     let goals = Goals {
-        store: &store,
+        store,
         templates: &templates,
         by,
         now,
     };
-    let outcome = dispatch(&goals, &store, args.command);
+    let outcome = dispatch(&goals, store, args.command);
     let outcome = match outcome {
         Ok(code) => Ok(code),
         Err(Failure::Usage(e)) => return Err(e),
@@ -433,7 +449,7 @@ fn failure(e: GoalError) -> anyhow::Result<u8> {
 }
 
 /// The goal id `text` names: an id, a unique prefix of one, or a name only one goal has.
-fn resolve(store: &Directory, text: &str) -> Result<String, GoalError> {
+fn resolve(store: &dyn Store, text: &str) -> Result<String, GoalError> {
     let ids = store.goals()?;
     if ids.iter().any(|id| id == text) {
         return Ok(text.to_owned());
@@ -484,7 +500,7 @@ impl From<GoalError> for Failure {
     }
 }
 
-fn dispatch(goals: &Goals<'_>, store: &Directory, command: GoalCommand) -> Result<u8, Failure> {
+fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Result<u8, Failure> {
     let io = Failure::Usage;
     match command {
         GoalCommand::Create {

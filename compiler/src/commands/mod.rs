@@ -6,6 +6,7 @@ pub(crate) mod drift;
 pub(crate) mod eval;
 pub(crate) mod explain;
 pub(crate) mod goal;
+pub(crate) mod goals;
 pub(crate) mod hash;
 pub(crate) mod lsp;
 pub(crate) mod manifest;

@@ -1,0 +1,458 @@
+//! One conformance suite for every goal store: a directory, and PostgreSQL (which
+//! `.ci/run` starts). Each test runs against each store through the `lwirc` binary.
+//!
+//! The PostgreSQL store is a database of its own per test, created on the server at
+//! `LWIRC_TEST_POSTGRES` (`postgres://USER@127.0.0.1:PORT/postgres`). Without it the
+//! PostgreSQL half says it is skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+/// A goal store to test: how `--goals` names it.
+struct Backend {
+    label: &'static str,
+    goals: String,
+}
+
+fn backends(dir: &Path, name: &str) -> Vec<Backend> {
+    let mut out = vec![Backend {
+        label: "directory",
+        goals: dir.join("goals").display().to_string(),
+    }];
+    match std::env::var("LWIRC_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(admin) => {
+            let database = format!(
+                "lwirc_{name}_{}_{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .subsec_nanos()
+            );
+            let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+                .expect("LWIRC_TEST_POSTGRES accepts connections");
+            client
+                .batch_execute(&format!("CREATE DATABASE {database}"))
+                .unwrap();
+            let base = admin.rsplit_once('/').unwrap().0;
+            out.push(Backend {
+                label: "postgres",
+                goals: format!("{base}/{database}"),
+            });
+        }
+        None => {
+            assert!(
+                std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+                "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_POSTGRES names no server"
+            );
+            eprintln!(
+                "skipped the PostgreSQL store: set LWIRC_TEST_POSTGRES=postgres://USER@127.0.0.1:PORT/postgres \
+                 (see .ci/run)"
+            );
+        }
+    }
+    out
+}
+
+fn goal_cmd(d: &Path, b: &Backend, args: &[&str]) -> std::process::Command {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--goals", &b.goals]);
+    command(d, &all)
+}
+
+fn run(d: &Path, b: &Backend, args: &[&str]) -> std::process::Output {
+    goal_cmd(d, b, args).output().unwrap()
+}
+
+fn create(d: &Path, b: &Backend, file: &Value) -> String {
+    let path = write_json(d, "goal.json", file);
+    let out = run(d, b, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+fn example_goal() -> Value {
+    serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+        .unwrap()
+}
+
+fn show(d: &Path, b: &Backend, goal: &str) -> Value {
+    let out = run(d, b, &["goal", "show", goal, "--format", "json"]);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The goal's events, read from the store the way a second client would.
+fn event_seqs(b: &Backend, d: &Path, goal: &str) -> Vec<(u64, String)> {
+    if b.label == "postgres" {
+        let mut client = postgres::Client::connect(&b.goals, postgres::NoTls).unwrap();
+        return client
+            .query(
+                "SELECT seq, line FROM lwir_goal_events WHERE goal = $1 ORDER BY seq",
+                &[&goal],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line: String = r.get(1);
+                let e: Value = serde_json::from_str(&line).unwrap();
+                (
+                    r.get::<_, i64>(0) as u64,
+                    format!("{} {line}", e["event"].as_str().unwrap()),
+                )
+            })
+            .collect();
+    }
+    let log = std::fs::read_to_string(Path::new(&b.goals).join(goal).join("events.jsonl")).unwrap();
+    let _ = d;
+    log.lines()
+        .map(|l| {
+            let e: Value = serde_json::from_str(l).unwrap();
+            (
+                e["seq"].as_u64().unwrap(),
+                format!("{} {l}", e["event"].as_str().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn assert_no_gaps(seqs: &[(u64, String)]) {
+    for (i, (seq, _)) in seqs.iter().enumerate() {
+        assert_eq!(
+            *seq,
+            i as u64 + 1,
+            "the log has a gap or a duplicate: {seqs:?}"
+        );
+    }
+}
+
+#[test]
+fn the_same_goal_file_twice_is_one_goal() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "idempotent") {
+        let first = create(d, &b, &example_goal());
+        let events = event_seqs(&b, d, &first).len();
+        // The same file, its members in another order: the same goal, nothing written.
+        let mut reordered = serde_json::Map::new();
+        let file = example_goal();
+        for (k, v) in file.as_object().unwrap().iter().rev() {
+            reordered.insert(k.clone(), v.clone());
+        }
+        let again = create(d, &b, &Value::Object(reordered));
+        assert_eq!(first, again, "{}", b.label);
+        assert_eq!(event_seqs(&b, d, &first).len(), events, "{}", b.label);
+        let list = run(d, &b, &["goal", "list", "--format", "json"]);
+        assert_exit(&list, 0);
+        let listed: Value = serde_json::from_slice(&list.stdout).unwrap();
+        assert_eq!(listed.as_array().unwrap().len(), 1, "{}: {listed}", b.label);
+        // Found by a prefix of its id and by its name.
+        let prefix = &first[..first.len() - 6];
+        assert_eq!(show(d, &b, prefix)["goal"], first, "{}", b.label);
+        assert_eq!(show(d, &b, "triage-acme-w49")["goal"], first, "{}", b.label);
+    }
+}
+
+#[test]
+fn eight_concurrent_reporters_serialize_without_gaps() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "reporters") {
+        let goal = create(d, &b, &example_goal());
+        // Eight processes report a failed attempt of the root at once; its ceiling is two
+        // attempts, so two are recorded and the others refused — never more, never a gap.
+        let children: Vec<_> = (0..8)
+            .map(|n| {
+                goal_cmd(
+                    d,
+                    &b,
+                    &[
+                        "goal",
+                        "report",
+                        &goal,
+                        "triage",
+                        "failed",
+                        "--error",
+                        &format!("e{n}"),
+                    ],
+                )
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        let mut refused = 0;
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            match out.status.code() {
+                Some(0) => {}
+                Some(1) => refused += 1,
+                other => panic!("{}: exit {other:?}: {}", b.label, stderr(&out)),
+            }
+        }
+        assert_eq!(refused, 6, "{}", b.label);
+        let seqs = event_seqs(&b, d, &goal);
+        assert_no_gaps(&seqs);
+        let p = show(d, &b, &goal);
+        assert_eq!(p["attempts"]["used"], 2, "{}: {p}", b.label);
+    }
+}
+
+#[test]
+fn a_goal_file_or_event_changed_behind_lwircs_back_is_found() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "tamper") {
+        let goal = create(d, &b, &example_goal());
+        let changed = |b: &Backend| {
+            let out = run(d, b, &["goal", "show", &goal]);
+            assert_eq!(out.status.code(), Some(2), "{}: {}", b.label, stdout(&out));
+            assert!(
+                stderr(&out).contains("damaged"),
+                "{}: {}",
+                b.label,
+                stderr(&out)
+            );
+            let verify = command(d, &["goals", "verify", "--goals", &b.goals])
+                .output()
+                .unwrap();
+            assert_exit(&verify, 1);
+        };
+        if b.label == "postgres" {
+            let mut client = postgres::Client::connect(&b.goals, postgres::NoTls).unwrap();
+            client
+                .execute(
+                    "UPDATE lwir_goals SET file = convert_to(replace(convert_from(file, 'UTF8'), 'acme', 'acne'), 'UTF8') WHERE goal = $1",
+                    &[&goal],
+                )
+                .unwrap();
+            changed(&b);
+            client
+                .execute("UPDATE lwir_goals SET file = convert_to(replace(convert_from(file, 'UTF8'), 'acne', 'acme'), 'UTF8')", &[])
+                .unwrap();
+            assert_exit(&run(d, &b, &["goal", "show", &goal]), 0);
+            // An event row rewritten (valid JSON, another value): the chain says so.
+            client
+                .execute(
+                    "UPDATE lwir_goal_events SET line = replace(line, 'triage-acme', 'triage-acne') WHERE seq = 1",
+                    &[],
+                )
+                .unwrap();
+            changed(&b);
+        } else {
+            let file = Path::new(&b.goals).join(&goal).join("goal.json");
+            let mut perms = std::fs::metadata(&file).unwrap().permissions();
+            #[allow(
+                clippy::permissions_set_readonly_false,
+                reason = "the test tampers on purpose"
+            )]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&file, perms).unwrap();
+            let text = std::fs::read_to_string(&file).unwrap();
+            std::fs::write(&file, text.replace("acme", "acne")).unwrap();
+            changed(&b);
+        }
+    }
+}
+
+#[test]
+fn a_driver_killed_mid_run_loses_nothing_and_lets_the_next_one_take_over() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "killed") {
+        let goal = create(d, &b, &example_goal());
+        let marker = d.join(format!("started-{}", b.label));
+        let slow = script(
+            d,
+            &format!("slow-{}.sh", b.label),
+            &format!(
+                "cat >/dev/null; touch {}; sleep 30; echo '{{\"kind\":\"succeeded\",\"output\":{{\"summary\":\"s\"}}}}'",
+                marker.display()
+            ),
+        );
+        let mut driver = goal_cmd(d, &b, &["goal", "run", &goal, "--runner", &slow])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !marker.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{}: the runner never started",
+                b.label
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        driver.kill().unwrap(); // SIGKILL, mid-attempt
+        driver.wait().unwrap();
+        // The run lock went with the process: the next driver takes over at once, records
+        // the attempt in flight as interrupted, and finishes the goal.
+        let ok = script(
+            d,
+            &format!("ok-{}.sh", b.label),
+            "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
+        );
+        let out = run(d, &b, &["goal", "run", &goal, "--runner", &ok]);
+        assert_exit(&out, 0);
+        let seqs = event_seqs(&b, d, &goal);
+        assert_no_gaps(&seqs);
+        assert!(
+            seqs.iter().any(|(_, e)| e.contains("interrupted")),
+            "{}: {seqs:?}",
+            b.label
+        );
+        assert_eq!(show(d, &b, &goal)["status"], "succeeded", "{}", b.label);
+    }
+}
+
+/// A goal of four items in a chain (`t1` → `t2` → `t3` → `t4`, the root) and two
+/// independent ones, at most two attempts running at once.
+fn chain_goal() -> Value {
+    let mut file = example_goal();
+    let item = |key: &str, after: &[&str]| json!({ "key": key, "template": "triage", "input": { "repo": "${ goal.input.repo }" }, "after": after });
+    file["work"] = json!([
+        item("t1", &[]),
+        item("t2", &["t1"]),
+        item("t3", &["t2"]),
+        item("a", &[]),
+        item("b", &[]),
+        item("t4", &["t3", "a", "b"]),
+    ]);
+    file["root"] = json!("t4");
+    file["limits"]["max_parallel"] = json!(2);
+    file["limits"]["max_total_attempts"] = json!(12);
+    file
+}
+
+#[test]
+fn two_servers_on_one_goal_run_every_item_exactly_once() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "servers") {
+        let goal = create(d, &b, &chain_goal());
+        let ran = d.join(format!("ran-{}.log", b.label));
+        let runner = script(
+            d,
+            &format!("count-{}.sh", b.label),
+            &format!(
+                "cat >/dev/null; echo \"$LWIRC_WORK_KEY $PPID\" >> {}; sleep 0.2; echo '{{\"kind\":\"succeeded\",\"output\":{{\"summary\":\"s\"}}}}'",
+                ran.display()
+            ),
+        );
+        let serve = || {
+            goal_cmd(
+                d,
+                &b,
+                &["goal", "serve", "--runner", &runner, "--interval", "0.05"],
+            )
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+        };
+        let mut servers = [serve(), serve()];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while show(d, &b, &goal)["status"] != "succeeded" {
+            assert!(
+                Instant::now() < deadline,
+                "{}: the goal did not finish",
+                b.label
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        for server in &mut servers {
+            // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+            unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+            assert_eq!(server.wait().unwrap().code(), Some(0), "{}", b.label);
+        }
+        let log = std::fs::read_to_string(&ran).unwrap();
+        let mut keys: Vec<&str> = log.lines().map(|l| l.split(' ').next().unwrap()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            ["a", "b", "t1", "t2", "t3", "t4"],
+            "{}: {log}",
+            b.label
+        );
+        let seqs = event_seqs(&b, d, &goal);
+        assert_no_gaps(&seqs);
+        let started = seqs
+            .iter()
+            .filter(|(_, e)| e.starts_with("work.started "))
+            .count();
+        assert_eq!(started, 6, "{}: {seqs:?}", b.label);
+    }
+}
+
+#[test]
+fn goals_copy_moves_whole_goals_between_stores() {
+    let dir = goal_registry();
+    let d = dir.path();
+    let all = backends(d, "copy");
+    let source = &all[0];
+    let goal = create(d, source, &example_goal());
+    for e in ["e1", "e2"] {
+        assert_exit(
+            &run(
+                d,
+                source,
+                &["goal", "report", &goal, "triage", "failed", "--error", e],
+            ),
+            0,
+        );
+    }
+    // A replan, so that there is a plan's log and files to copy.
+    let planner = format!(
+        "{} {}",
+        root().join("examples/planners/scripted.sh").display(),
+        root().join("examples/goals/planner").display()
+    );
+    assert_exit(
+        &run(d, source, &["goal", "replan", &goal, "--planner", &planner]),
+        0,
+    );
+    let before = show(d, source, &goal);
+    for to in &all {
+        let destination = if to.label == "directory" {
+            format!("{}-copy", to.goals)
+        } else {
+            to.goals.clone()
+        };
+        let out = command(d, &["goals", "copy", &source.goals, &destination])
+            .output()
+            .unwrap();
+        assert_exit(&out, 0);
+        assert!(
+            stderr(&out).contains("1 copied, 0 already there, 0 problems"),
+            "{}",
+            stderr(&out)
+        );
+        let again = command(d, &["goals", "copy", &source.goals, &destination])
+            .output()
+            .unwrap();
+        assert!(
+            stderr(&again).contains("0 copied, 1 already there"),
+            "{}",
+            stderr(&again)
+        );
+        let copied = Backend {
+            label: to.label,
+            goals: destination.clone(),
+        };
+        assert_eq!(show(d, &copied, &goal), before, "{}", to.label);
+        assert_eq!(event_seqs(&copied, d, &goal), event_seqs(source, d, &goal));
+        let verify = command(d, &["goals", "verify", "--goals", &destination])
+            .output()
+            .unwrap();
+        assert_exit(&verify, 0);
+        // The plan's files came along: approving it works there.
+        assert_exit(&run(d, &copied, &["goal", "approve", &goal, "p1"]), 0);
+    }
+}
