@@ -19,12 +19,10 @@
 //! # Storage boundary
 //! [`Storage`] is everything the registry needs from where the bytes live: put/get an object
 //! by digest, publish/get a version reference without replacing, list both. [`Directory`]
-//! implements it on a local directory. The model is that of an OCI distribution registry —
-//! objects are blobs addressed by digest, a version reference is a manifest tagged with the
-//! version's hex digest that lists the two blobs — so a shared team registry can implement
-//! [`Storage`] over the OCI distribution API later without changing anything above it
-//! (write-once tags need a registry configured for immutable tags, or a check before the
-//! put).
+//! implements it on a local directory, [`Oci`] on an OCI distribution registry — objects
+//! are blobs addressed by digest, a version reference is a manifest tagged
+//! `sha256-<hex>` that lists the two blobs (write-once by a check before the put) — and
+//! [`AnyStorage`] is either, as `--registry` names it.
 
 mod directory;
 pub mod oci;
@@ -336,7 +334,8 @@ pub enum Listed {
     Named(Digest),
     /// A later registration of a version: `<hex>.<n>`, n ≥ 1 (`lwirc register --rebase`).
     Registration(Digest, u32),
-    /// A write in progress, or left by a process that died before publishing it.
+    /// A write in progress, or left by a process that died before publishing it (a
+    /// directory's temporary file; a storage whose writes are atomic has none).
     Temporary(String),
     /// Something that is neither.
     Unexpected(String),
@@ -349,7 +348,9 @@ pub trait Storage {
     fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
     /// The bytes of object `digest`, unverified; `None` when absent.
     fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError>;
-    /// Deletes object `digest` (used only for a record that lost a publishing race).
+    /// Deletes object `digest` (used only for a record that lost a publishing race, which
+    /// nothing references). A storage that does not delete (an OCI registry leaves
+    /// unreferenced blobs to its garbage collection) may keep it and succeed.
     fn remove_object(&self, digest: &Digest) -> Result<(), StorageError>;
     /// Publishes the reference of `version` unless one exists.
     fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
@@ -362,7 +363,8 @@ pub trait Storage {
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError>;
     /// Every name in `area`.
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError>;
-    /// How to name `name` of `area` to a person (`objects/sha256/<hex>`).
+    /// How to name `name` of `area` to a person: a path for a directory
+    /// (`objects/sha256/<hex>`), a reference for an OCI registry (`oci://host/repo@sha256:…`).
     fn location(&self, area: Area, name: &str) -> String;
     /// Whether a version could be stored now, checked without storing one; why not. A
     /// session asks before its first planner call, so that an unusable registry is not

@@ -546,3 +546,109 @@ fn the_artifact_is_an_ordinary_oci_artifact() {
         eprintln!("skipped the skopeo copy: skopeo is not installed");
     }
 }
+
+/// A registry that wants a Bearer token from its token service, which wants Basic
+/// credentials: what Docker Hub, GHCR and most hosted registries do.
+#[test]
+fn credentials_get_a_token_and_are_never_printed() {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut authorization = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if line.to_ascii_lowercase().starts_with("authorization:") {
+                    authorization = line["authorization:".len()..].trim().to_owned();
+                }
+            }
+            let path = request_line
+                .split(' ')
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            // alice:s3cret
+            let (status, extra, body) = if path.starts_with("/token") {
+                if authorization == "Basic YWxpY2U6czNjcmV0" {
+                    ("200 OK", String::new(), r#"{"token":"tok-123"}"#.to_owned())
+                } else {
+                    (
+                        "401 Unauthorized",
+                        String::new(),
+                        r#"{"errors":[{"code":"UNAUTHORIZED"}]}"#.to_owned(),
+                    )
+                }
+            } else if authorization == "Bearer tok-123" {
+                (
+                    "200 OK",
+                    String::new(),
+                    r#"{"name":"team/lwir","tags":[]}"#.to_owned(),
+                )
+            } else {
+                (
+                    "401 Unauthorized",
+                    format!(
+                        "WWW-Authenticate: Bearer realm=\"http://127.0.0.1:{port}/token\",service=\"fake\",scope=\"repository:team/lwir:pull\"\r\n"
+                    ),
+                    r#"{"errors":[{"code":"UNAUTHORIZED"}]}"#.to_owned(),
+                )
+            };
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let registry = format!("oci+http://127.0.0.1:{port}/team/lwir");
+    let home = tempfile::tempdir().unwrap();
+    let list = |user: Option<(&str, &str)>| {
+        let mut cmd = lwirc();
+        cmd.args(["registry", "list", "--registry", &registry])
+            .env("HOME", home.path())
+            .env_remove("DOCKER_CONFIG")
+            .env_remove("LWIR_REGISTRY_USER")
+            .env_remove("LWIR_REGISTRY_PASSWORD");
+        if let Some((u, p)) = user {
+            cmd.env("LWIR_REGISTRY_USER", u)
+                .env("LWIR_REGISTRY_PASSWORD", p);
+        }
+        run(&mut cmd)
+    };
+    let out = list(Some(("alice", "s3cret")));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("s3cret"));
+    let out = list(None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("refused") || text(&out).contains("credentials"),
+        "{}",
+        text(&out)
+    );
+    let out = list(Some(("alice", "wrong-pass")));
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        !text(&out).contains("wrong-pass"),
+        "the password is never printed: {}",
+        text(&out)
+    );
+    // From Docker's configuration, as `docker login` leaves it.
+    std::fs::create_dir_all(home.path().join(".docker")).unwrap();
+    std::fs::write(
+        home.path().join(".docker/config.json"),
+        format!(r#"{{"auths":{{"127.0.0.1:{port}":{{"auth":"YWxpY2U6czNjcmV0"}}}}}}"#),
+    )
+    .unwrap();
+    let out = list(None);
+    assert!(out.status.success(), "{}", text(&out));
+}

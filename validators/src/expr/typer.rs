@@ -60,7 +60,9 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             ExprKind::Int { value } => (Ty::of_value(&serde_json::Value::from(*value)), 1),
             // A whole double (`2.0`) is an integer as a JSON value, but arithmetic on it is
             // double arithmetic (`2.0 / 3.0` is a fraction, `2.0 / 0.0` infinite): any number.
-            ExprKind::Double { value } if value.fract() == 0.0 || !value.is_finite() => (number_ty(), 1),
+            ExprKind::Double { value } if value.fract() == 0.0 || !value.is_finite() => {
+                (number_ty(), 1)
+            }
             ExprKind::Double { value } => (Ty::of_value(&serde_json::Value::from(*value)), 1),
             ExprKind::String { value } => {
                 (Ty::of_value(&serde_json::Value::String(value.clone())), 1)
