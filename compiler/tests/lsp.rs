@@ -131,6 +131,15 @@ impl Client {
             .unwrap_or_default()
     }
 
+    /// A request about `position` in `uri` (hover, definition, completion).
+    fn at(&mut self, method: &str, uri: &str, position: Value) -> Value {
+        self.request(
+            method,
+            json!({ "textDocument": { "uri": uri }, "position": position }),
+        )
+        .unwrap_or_else(|e| panic!("{method} failed: {e:?}"))
+    }
+
     fn open(&mut self, path: &Path, text: &str) -> String {
         let u = uri(path);
         self.notify(
@@ -480,12 +489,7 @@ fn hover_shows_types_schemas_and_explanations() {
     let u = client.open(&path, &text);
     assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
     let hover = |client: &mut Client, at: Value| -> String {
-        let h = client
-            .request(
-                "textDocument/hover",
-                json!({ "textDocument": { "uri": u }, "position": at }),
-            )
-            .unwrap();
+        let h = client.at("textDocument/hover", &u, at);
         h["contents"]["value"]
             .as_str()
             .unwrap_or_default()
@@ -508,12 +512,11 @@ fn hover_shows_types_schemas_and_explanations() {
     let text = read(&path);
     let u2 = client.open(&path, &text);
     client.diagnostics(&u2);
-    let h = client
-        .request(
-            "textDocument/hover",
-            json!({ "textDocument": { "uri": u2 }, "position": position_of(&text, "list_isues", 2) }),
-        )
-        .unwrap();
+    let h = client.at(
+        "textDocument/hover",
+        &u2,
+        position_of(&text, "list_isues", 2),
+    );
     let value = h["contents"]["value"].as_str().unwrap();
     assert!(value.contains("**LW301** `unknown-tool`"), "{value}");
     client.finish();
@@ -527,14 +530,7 @@ fn definition_leads_to_tools_slots_and_steps() {
     let u = client.open(&path, &text);
     client.diagnostics(&u);
     let definition = read(&example("workflow.json"));
-    let mut goto = |at: Value| {
-        client
-            .request(
-                "textDocument/definition",
-                json!({ "textDocument": { "uri": u }, "position": at }),
-            )
-            .unwrap()
-    };
+    let mut goto = |at: Value| client.at("textDocument/definition", &u, at);
     let tool = goto(position_of(&text, "\"github.list_issues\"", 3));
     assert_eq!(tool["uri"], uri(&example("workflow.json")));
     assert_eq!(
@@ -555,12 +551,11 @@ fn definition_leads_to_tools_slots_and_steps() {
     let text = read(&path);
     let u2 = client.open(&path, &text);
     client.diagnostics(&u2);
-    let after = client
-        .request(
-            "textDocument/definition",
-            json!({ "textDocument": { "uri": u2 }, "position": position_of(&text, "\"after\": [\"write", 12) }),
-        )
-        .unwrap();
+    let after = client.at(
+        "textDocument/definition",
+        &u2,
+        position_of(&text, "\"after\": [\"write", 12),
+    );
     assert_eq!(after["uri"], u2);
     assert_eq!(
         after["range"]["start"],
@@ -579,12 +574,7 @@ fn completion_offers_tools_steps_functions_and_fields() {
     let labels = |client: &mut Client, text: &str, version: i32, at: Value| -> Vec<String> {
         client.change(&u, version, json!([{ "text": text }]));
         client.diagnostics(&u);
-        let items = client
-            .request(
-                "textDocument/completion",
-                json!({ "textDocument": { "uri": u }, "position": at }),
-            )
-            .unwrap();
+        let items = client.at("textDocument/completion", &u, at);
         items
             .as_array()
             .unwrap()
@@ -869,12 +859,7 @@ fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
     let u = client.open(&path, &text);
     client.diagnostics(&u);
     let hover = |client: &mut Client, at: Value| -> String {
-        let h = client
-            .request(
-                "textDocument/hover",
-                json!({ "textDocument": { "uri": u }, "position": at }),
-            )
-            .unwrap();
+        let h = client.at("textDocument/hover", &u, at);
         h["contents"]["value"]
             .as_str()
             .unwrap_or_default()

@@ -300,6 +300,11 @@ impl Oci {
         if let Some(token) = self.token.lock().ok().and_then(|t| t.clone()) {
             return Some(format!("Bearer {token}"));
         }
+        self.basic()
+    }
+
+    /// The `Authorization` value of the credentials, when there are some.
+    fn basic(&self) -> Option<String> {
         self.credentials.as_ref().map(|c| {
             let raw = format!("{}:{}", c.user, c.password);
             format!(
@@ -396,13 +401,7 @@ impl Oci {
             ));
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query.join("&"));
-            let basic = self.credentials.as_ref().map(|c| {
-                let raw = format!("{}:{}", c.user, c.password);
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(raw)
-                )
-            });
+            let basic = self.basic();
             let got = self.once("GET", &url, &[], None, MAX_OTHER, basic.as_deref(), what)?;
             if got.status != 200 {
                 return Err(self.error(
