@@ -863,12 +863,25 @@ impl<'c> Server<'c> {
                 };
                 let found = if analysis.kind == Kind::Goal {
                     // Templates are read (and verified) from the registry when asked for.
-                    let registry = crate::registry::Registry::at(&dir);
-                    let templates = crate::templates::RegistryTemplates::new(
-                        &registry,
-                        dir.display().to_string(),
-                    );
-                    features::goal_hover(analysis, offset, &templates)
+                    match crate::registry::open(&dir.to_string_lossy()) {
+                        Ok(registry) => {
+                            let templates = crate::templates::RegistryTemplates::new(
+                                &registry,
+                                dir.display().to_string(),
+                            );
+                            features::goal_hover(analysis, offset, &templates)
+                        }
+                        Err(why) => Some((
+                            format!(
+                                "The registry `{}` cannot be used: {}",
+                                dir.display(),
+                                plain(&why)
+                            ),
+                            analysis
+                                .document()
+                                .map_or_else(Default::default, |d| d.root().span),
+                        )),
+                    }
                 } else {
                     features::hover(analysis, doc.text.as_str(), offset)
                 };
@@ -1264,8 +1277,9 @@ pub fn plain(text: &str) -> String {
         .collect()
 }
 
-/// The registry goal files' templates are read from: configured (relative to the
-/// workspace root), else `$LWIR_REGISTRY`, else `.lwir/registry` in the workspace.
+/// The registry goal files' templates are read from: configured (a directory relative to
+/// the workspace root, or `oci://…`), else `$LWIR_REGISTRY`, else `.lwir/registry` in the
+/// workspace.
 fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
     let relative = configured.map(Path::to_path_buf).or_else(|| {
         std::env::var_os("LWIR_REGISTRY")
@@ -1273,8 +1287,9 @@ fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
             .map(PathBuf::from)
     });
     let dir = relative.unwrap_or_else(|| PathBuf::from(".lwir/registry"));
+    let is_url = crate::registry::OciUrl::parse(&dir.to_string_lossy()).is_some();
     match root {
-        Some(root) if dir.is_relative() => root.join(dir),
+        Some(root) if dir.is_relative() && !is_url => root.join(dir),
         _ => dir,
     }
 }
