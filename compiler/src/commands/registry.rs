@@ -12,12 +12,13 @@ use super::{open_registry, print, print_bytes, registry_failure};
 const NAME_SHOWN: usize = 60;
 use crate::exit;
 
-/// Read and check the registry of workflow versions.
+/// Read, check and copy registries of workflow versions (directories or OCI registries).
 ///
 /// `list` shows every version (workflow, version, when registered); `show` prints one
 /// version's registration record (or, with `--lwir`, its canonical LWIR), found by a unique
 /// prefix of its hash; `verify` re-reads and re-hashes everything and reports each corrupt,
-/// missing or orphaned object. Every read re-verifies the hash of what it read.
+/// missing or orphaned object; `copy` mirrors every version into another registry. Every
+/// read re-verifies the hash of what it read.
 ///
 /// The registry is `--registry REGISTRY`, else `$LWIR_REGISTRY`, else `.lwir/registry` under
 /// the current directory: a directory, or a repository of an OCI distribution registry,
