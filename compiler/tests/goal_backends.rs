@@ -117,10 +117,15 @@ fn event_seqs(b: &Backend, d: &Path, goal: &str) -> Vec<(u64, String)> {
     log.lines()
         .map(|l| {
             let e: Value = serde_json::from_str(l).unwrap();
-            (
-                e["seq"].as_u64().unwrap(),
-                format!("{} {l}", e["event"].as_str().unwrap()),
-            )
+            (e["seq"].as_u64().unwrap(), {
+                // The event as PostgreSQL keeps it: without the directory's chain hash.
+                let event: lwir_repair::events::Event = serde_json::from_str(l).unwrap();
+                format!(
+                    "{} {}",
+                    e["event"].as_str().unwrap(),
+                    serde_json::to_string(&event).unwrap()
+                )
+            })
         })
         .collect()
 }
@@ -258,6 +263,13 @@ fn a_goal_file_or_event_changed_behind_lwircs_back_is_found() {
             std::fs::set_permissions(&file, perms).unwrap();
             let text = std::fs::read_to_string(&file).unwrap();
             std::fs::write(&file, text.replace("acme", "acne")).unwrap();
+            changed(&b);
+            std::fs::write(&file, text).unwrap();
+            assert_exit(&run(d, &b, &["goal", "show", &goal]), 0);
+            // An event line rewritten (valid JSON, another value): the chain says so.
+            let log = Path::new(&b.goals).join(&goal).join("events.jsonl");
+            let lines = std::fs::read_to_string(&log).unwrap();
+            std::fs::write(&log, lines.replacen("triage-acme", "triage-acne", 1)).unwrap();
             changed(&b);
         }
     }

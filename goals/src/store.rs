@@ -379,7 +379,7 @@ impl Store for Directory {
         // The log last: a plan with a log is a plan copied whole.
         let path = dir.join(events::LOG_FILE);
         for event in events {
-            events::append_shared_copy(&path, event).map_err(from_log)?;
+            events::append_copy(&path, event).map_err(from_log)?;
         }
         if events.is_empty() {
             EventLog::create(&dir).map_err(from_log)?;

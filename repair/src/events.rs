@@ -18,7 +18,8 @@
 //! A log that several processes write in turn (a goal's: runners reporting, a replan) uses
 //! [`append_shared`] instead: each append takes the lock for itself alone, waiting (a bounded
 //! time, [`SHARED_LOCK_WAIT`]) for the writer before, continues from the last committed line,
-//! and can require that line to be the one its writer decided on.
+//! and can require that line to be the one its writer decided on. Its lines also carry a
+//! hash chained over every line before ([`chain_of`]), which every read checks.
 
 mod typed;
 
@@ -49,6 +50,31 @@ pub struct Event {
     pub event: String,
     /// The event's payload, always a JSON object.
     pub data: serde_json::Value,
+}
+
+/// The chain hash of `event` after a line whose chain was `previous` (`""` before the
+/// first): the hex SHA-256 of `previous`, a newline and the event's JSON line without its
+/// chain. A log several processes share (a goal's) carries it on every line, so that a
+/// line rewritten after it was written — even into another valid event — is found by every
+/// read (and so does a goal store in PostgreSQL, row by row).
+pub fn chain_of(previous: &str, event: &Event) -> String {
+    let line = serde_json::to_string(event).unwrap_or_default();
+    lwir_spec::digest::sha256_hex(format!("{previous}\n{line}").as_bytes())
+}
+
+/// The `chain` member of a line, when it has one.
+#[derive(serde::Deserialize)]
+struct ChainOf {
+    #[serde(default)]
+    chain: Option<String>,
+}
+
+/// An event as a chained line: its fields, then `chain`.
+#[derive(serde::Serialize)]
+struct Chained<'a> {
+    #[serde(flatten)]
+    event: &'a Event,
+    chain: &'a str,
 }
 
 /// An open event log, positioned for appending.
@@ -262,29 +288,47 @@ pub fn append_shared_waiting(
     expected_last: Option<u64>,
     wait: std::time::Duration,
 ) -> Result<Event, LogError> {
-    append_shared_as(path, event, data, expected_last, None, wait)
+    let record = Event {
+        seq: 0,
+        time: String::new(),
+        event: event.to_owned(),
+        data,
+    };
+    append_shared_at(path, record, expected_last, None, wait, true)
 }
 
-/// Appends `record` as it is — its time kept — when its seq is the next one (a copy of a
-/// log from another store); [`LogError::Conflict`] otherwise, with nothing written.
-pub fn append_shared_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
-    append_shared_as(
+fn append_shared_as(path: &Path, record: &Event, chained: bool) -> Result<Event, LogError> {
+    append_shared_at(
         path,
-        &record.event,
-        record.data.clone(),
+        record.clone(),
         Some(record.seq.saturating_sub(1)),
         Some(record.time.clone()),
         SHARED_LOCK_WAIT,
+        chained,
     )
 }
 
-fn append_shared_as(
+/// Appends `record` as it is — its time kept — when its seq is the next one (a copy of a
+/// log from another store); [`LogError::Conflict`] otherwise, with nothing written. The line
+/// is chained, as every line of a shared log is ([`chain_of`]).
+pub fn append_shared_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
+    append_shared_as(path, record, true)
+}
+
+/// [`append_shared_copy`] for a log an [`EventLog`] owns (a plan's): the line is written
+/// as the log's own are, without a chain.
+pub fn append_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
+    append_shared_as(path, record, false)
+}
+
+/// Appends `record` (its seq and, without `time`, its time set here) under the log's lock.
+fn append_shared_at(
     path: &Path,
-    event: &str,
-    data: serde_json::Value,
+    record: Event,
     expected_last: Option<u64>,
     time: Option<String>,
     wait: std::time::Duration,
+    chained: bool,
 ) -> Result<Event, LogError> {
     let io_err = |source| LogError::Io {
         path: path.to_path_buf(),
@@ -300,7 +344,7 @@ fn append_shared_as(
         .open(path)
         .map_err(io_err)?;
     lock_within(&file, path, wait)?;
-    let (last, committed, len) = last_committed(&mut file, path)?;
+    let (last, previous, committed, len) = last_committed(&mut file, path)?;
     if committed < len {
         // A torn line from a writer that died: dropped, as resume drops it.
         file.set_len(committed).map_err(io_err)?;
@@ -318,14 +362,32 @@ fn append_shared_as(
     let record = Event {
         seq: last + 1,
         time: time.unwrap_or_else(|| lwir_spec::time::rfc3339_millis(SystemTime::now())),
-        event: event.to_owned(),
-        data,
+        ..record
     };
-    let line = encode(&record)?;
+    let line = if chained {
+        encode_chained(&record, &previous.unwrap_or_default())?
+    } else {
+        encode(&record)?
+    };
     file.write_all(&line)
         .and_then(|()| file.sync_data())
         .map_err(io_err)?;
     Ok(record)
+}
+
+/// [`encode`], with the event's chain after the line whose chain was `previous`.
+fn encode_chained(record: &Event, previous: &str) -> Result<Vec<u8>, LogError> {
+    encode(record)?;
+    let chain = chain_of(previous, record);
+    let mut line = serde_json::to_vec(&Chained {
+        event: record,
+        chain: &chain,
+    })
+    .map_err(|e| LogError::Invalid {
+        reason: format!("event `{}` cannot be serialised: {e}", record.event),
+    })?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// One event as its log line: checked (a non-empty kind, an object for data), compact JSON
@@ -357,7 +419,10 @@ fn encode(record: &Event) -> Result<Vec<u8>, LogError> {
 /// to and including that line, and the whole length. The end of the file is searched
 /// backwards, a block at a time, for the two line breaks around that line, and only the
 /// line itself is read.
-fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogError> {
+fn last_committed(
+    file: &mut File,
+    path: &Path,
+) -> Result<(u64, Option<String>, u64, u64), LogError> {
     use std::io::{Seek, SeekFrom};
     let io_err = |source| LogError::Io {
         path: path.to_path_buf(),
@@ -381,7 +446,7 @@ fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogEr
         end = start;
     }
     let Some(&last_newline) = found.first() else {
-        return Ok((0, 0, len));
+        return Ok((0, None, 0, len));
     };
     let line_start = found.get(1).map_or(0, |&before| before + 1);
     let mut line = vec![0; usize::try_from(last_newline - line_start).unwrap_or(0)];
@@ -392,7 +457,10 @@ fn last_committed(file: &mut File, path: &Path) -> Result<(u64, u64, u64), LogEr
         line: 0,
         reason: format!("its last line is not an event: {e}"),
     })?;
-    Ok((event.seq, last_newline + 1, len))
+    let chain = serde_json::from_slice::<ChainOf>(&line)
+        .ok()
+        .and_then(|c| c.chain);
+    Ok((event.seq, chain, last_newline + 1, len))
 }
 
 /// Whether the log in `dir` is owned by an open [`EventLog`] right now (of this or another
@@ -439,16 +507,39 @@ pub fn read(path: &Path) -> Result<Vec<Event>, LogError> {
 fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, usize), LogError> {
     let mut events: Vec<Event> = Vec::new();
     let mut start = 0;
+    // The chain of the last chained line; once a line has one, every later line must.
+    let mut chain: Option<String> = None;
     while let Some(offset) = bytes[start..].iter().position(|&b| b == b'\n') {
         let end = start + offset;
         let line_no = events.len() + 1;
         let expected = events.len() as u64 + 1;
-        let event =
-            check_line(&bytes[start..end], expected).map_err(|reason| LogError::Damaged {
-                path: path.to_path_buf(),
-                line: line_no,
-                reason,
-            })?;
+        let damaged = |reason: String| LogError::Damaged {
+            path: path.to_path_buf(),
+            line: line_no,
+            reason,
+        };
+        let line = &bytes[start..end];
+        let event = check_line(line, expected).map_err(damaged)?;
+        match serde_json::from_slice::<ChainOf>(line)
+            .ok()
+            .and_then(|c| c.chain)
+        {
+            Some(stated) => {
+                if stated != chain_of(chain.as_deref().unwrap_or_default(), &event) {
+                    return Err(damaged(
+                        "it was changed after it was written (its chain hash does not match)"
+                            .into(),
+                    ));
+                }
+                chain = Some(stated);
+            }
+            None if chain.is_some() => {
+                return Err(damaged(
+                    "it has no chain hash, after lines that have one".into(),
+                ));
+            }
+            None => {}
+        }
         events.push(event);
         start = end + 1;
     }

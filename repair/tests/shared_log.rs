@@ -143,3 +143,48 @@ fn a_lock_held_for_ever_is_waited_for_a_bounded_time() {
         2
     );
 }
+
+#[test]
+fn a_line_rewritten_after_it_was_written_is_found_by_every_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = log_in(&dir);
+    for (i, kind) in ["goal.created", "work.started", "work.failed"]
+        .iter()
+        .enumerate()
+    {
+        append_shared(
+            &path,
+            kind,
+            json!({ "error": format!("e{i}") }),
+            Some(i as u64),
+        )
+        .unwrap();
+    }
+    assert_eq!(read(&path).unwrap().len(), 3);
+    let original = std::fs::read_to_string(&path).unwrap();
+    // Another valid event in line 2's place: its chain no longer matches.
+    std::fs::write(&path, original.replace("\"e1\"", "\"e9\"")).unwrap();
+    let err = read(&path).unwrap_err();
+    assert!(
+        matches!(&err, LogError::Damaged { line: 2, reason, .. } if reason.contains("changed after it was written")),
+        "{err}"
+    );
+    // A chain taken off the last line (to hide a change there) is found too.
+    let lines: Vec<&str> = original.lines().collect();
+    let last: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+    let mut unchained = last.as_object().unwrap().clone();
+    unchained.remove("chain");
+    let text = format!(
+        "{}\n{}\n{}\n",
+        lines[0],
+        lines[1],
+        serde_json::Value::Object(unchained)
+    );
+    std::fs::write(&path, text).unwrap();
+    let err = read(&path).unwrap_err();
+    assert!(matches!(&err, LogError::Damaged { line: 3, .. }), "{err}");
+    // Put back, the log reads and takes the next append, chained after the last.
+    std::fs::write(&path, &original).unwrap();
+    append_shared(&path, "work.started", json!({}), Some(3)).unwrap();
+    assert_eq!(read(&path).unwrap().len(), 4);
+}
