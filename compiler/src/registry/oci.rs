@@ -53,6 +53,8 @@ const MAX_MANIFEST: u64 = 4 * 1024 * 1024;
 const MAX_BLOB: u64 = lwir_spec::document::MAX_BYTES as u64;
 /// The largest other answer (a tag list page, an error, a token).
 const MAX_OTHER: u64 = 16 * 1024 * 1024;
+/// The most tags read from one repository (a version has one or two).
+const MAX_TAGS: usize = 1_000_000;
 /// How many times a request the registry could not serve (429, 5xx) is sent again.
 const RETRIES: u32 = 5;
 
@@ -276,7 +278,13 @@ impl Oci {
         let mut tries = 0;
         loop {
             tries += 1;
-            let auth = self.authorization();
+            // Credentials go to the registry itself only: an upload location or a next page
+            // on another host (which a hostile registry could name) gets none.
+            let auth = if self.same_host(url) {
+                self.authorization()
+            } else {
+                None
+            };
             let answer = self.once(method, url, headers, body, limit, auth.as_deref(), what)?;
             if answer.status == 401 && !authenticated {
                 authenticated = true;
@@ -562,6 +570,12 @@ impl Oci {
         Ok(self.absolute(&location))
     }
 
+    /// Whether `url` is on the registry's own scheme, host and port.
+    fn same_host(&self, url: &str) -> bool {
+        let own = format!("{}://{}/", self.url.scheme, self.url.host);
+        url.starts_with(&own)
+    }
+
     fn absolute(&self, location: &str) -> String {
         if location.starts_with("http://") || location.starts_with("https://") {
             location.to_owned()
@@ -667,6 +681,12 @@ impl Oci {
             let before = tags.len();
             if let Some(list) = page["tags"].as_array() {
                 tags.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            if tags.len() > MAX_TAGS {
+                return Err(self.error(
+                    what,
+                    format!("the repository has more than {MAX_TAGS} tags"),
+                ));
             }
             match answer.link.as_deref().and_then(next_link) {
                 Some(next) if tags.len() > before => url = self.absolute(&next),
