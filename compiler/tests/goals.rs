@@ -621,3 +621,30 @@ fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
     .unwrap();
     assert!(findings.contains("LW1001"), "{findings}");
 }
+
+#[test]
+fn an_output_larger_than_a_runner_may_answer_is_refused_and_nothing_recorded() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = create(d, &goal_file());
+    let before = show(d, &goal)["attempts"].clone();
+    assert_exit(&report(d, &goal, "triage", &["started"]), 0);
+    let huge = d.join("huge.json");
+    let summary = "x".repeat(17 * 1024 * 1024);
+    std::fs::write(&huge, format!(r#"{{"summary":"{summary}"}}"#)).unwrap();
+    let out = report(
+        d,
+        &goal,
+        "triage",
+        &["succeeded", "--output", &huge.display().to_string()],
+    );
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("at most 16777216 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    let p = show(d, &goal);
+    assert_eq!(p["status"], "running", "the attempt is still running: {p}");
+    assert_ne!(p["attempts"], before);
+}

@@ -645,7 +645,20 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
                             "`succeeded` needs --output FILE (the attempt's output, JSON)"
                         )));
                     };
-                    let Some(doc) = super::read_json(&path).map_err(io)? else {
+                    let source = read_source(&path).map_err(io)?;
+                    // What `goal run` would read of a runner's answer, at most: an output
+                    // is recorded in the goal's log, which every goal command reads.
+                    if source.bytes.len() > process::DEFAULT_MAX_OUTPUT {
+                        eprintln!(
+                            "lwirc: the output `{}` is {} bytes; a work item's output is at most {} \
+                             bytes (as a runner's answer is); nothing was recorded",
+                            sanitize(&path),
+                            source.bytes.len(),
+                            process::DEFAULT_MAX_OUTPUT
+                        );
+                        return Ok(exit::FINDINGS);
+                    }
+                    let Some(doc) = super::document_or_report(source) else {
                         return Ok(exit::FINDINGS);
                     };
                     WorkReport::Succeeded(doc.root().to_json())
