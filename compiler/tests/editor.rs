@@ -7,6 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
+#[macro_use]
+mod common;
+
 #[test]
 fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
     if Command::new("nvim").arg("--version").output().is_err() {
@@ -14,7 +17,7 @@ fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
             std::env::var_os("LWIRC_REQUIRE_EDITOR").is_none(),
             "LWIRC_REQUIRE_EDITOR is set but `nvim` is not on the PATH"
         );
-        eprintln!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
+        skip_note!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
         return;
     }
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage");

@@ -5,6 +5,7 @@
 //! `LWIRC_TEST_POSTGRES` (`postgres://USER@127.0.0.1:PORT/postgres`). Without it the
 //! PostgreSQL half says it is skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
@@ -54,7 +55,7 @@ fn backends(dir: &Path, name: &str) -> Vec<Backend> {
                 std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
                 "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_POSTGRES names no server"
             );
-            eprintln!(
+            skip_note!(
                 "skipped the PostgreSQL store: set LWIRC_TEST_POSTGRES=postgres://USER@127.0.0.1:PORT/postgres \
                  (see .ci/run)"
             );

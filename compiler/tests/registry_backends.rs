@@ -15,6 +15,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
+#[macro_use]
+mod common;
+
 fn lwirc() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lwirc"));
     cmd.env_remove("LWIR_REGISTRY");
@@ -67,7 +70,7 @@ fn backends(name: &str) -> Vec<Backend> {
                 std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
                 "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_OCI names no registry"
             );
-            eprintln!(
+            skip_note!(
                 "skipped the OCI backend: set LWIRC_TEST_OCI=oci+http://127.0.0.1:PORT to a CNCF \
                  Distribution registry (see .ci/run)"
             );
@@ -197,7 +200,7 @@ fn a_blob_changed_behind_lwircs_back_is_found_by_every_read_and_by_verify() {
         let version = register(&b.location, &examples().join("draft.json"));
         let hex = version.trim_start_matches("sha256:");
         let Some(root) = &b.bytes_at else {
-            eprintln!(
+            skip_note!(
                 "{}: skipped the blob change (LWIRC_TEST_OCI_DATA is not set)",
                 b.label
             );
@@ -543,7 +546,7 @@ fn the_artifact_is_an_ordinary_oci_artifact() {
             std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
             "LWIRC_REQUIRE_ENGINES is set but skopeo is not installed"
         );
-        eprintln!("skipped the skopeo copy: skopeo is not installed");
+        skip_note!("skipped the skopeo copy: skopeo is not installed");
     }
 }
 

@@ -4,6 +4,16 @@
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use std::io::Write;
+
+/// Says on the terminal (past the test harness's capture of `eprintln!`, so that a passing
+/// test still shows it) what a test left out.
+#[allow(unused_macros, reason = "each test file uses a different subset")]
+macro_rules! skip_note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
