@@ -423,18 +423,7 @@ impl Goals<'_> {
                 })),
             }
         }
-        let mut manifest = loaded
-            .fold
-            .created
-            .as_ref()
-            .map(|c| c.planner_manifest.clone())
-            .unwrap_or_default();
-        if let Some(m) = manifest.as_object_mut() {
-            m.insert(
-                "outerLoopContextHash".into(),
-                crate::goal::context_hash(&self.context(loaded)).into(),
-            );
-        }
+        let manifest = crate::goal::request_manifest(loaded, &self.context(loaded));
         let replanning = loaded.file.replanning.as_ref();
         serde_json::json!({
             "kind": "adapt",

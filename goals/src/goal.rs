@@ -1197,15 +1197,7 @@ impl Goals<'_> {
         let projection = self.project(loaded);
         let replanning = loaded.file.replanning.as_ref();
         let context = self.context(loaded);
-        let mut manifest = loaded
-            .fold
-            .created
-            .as_ref()
-            .map(|c| c.planner_manifest.clone())
-            .unwrap_or_default();
-        if let Some(m) = manifest.as_object_mut() {
-            m.insert("outerLoopContextHash".into(), context_hash(&context).into());
-        }
+        let manifest = request_manifest(loaded, &context);
         let catalog = catalog_json(loaded);
         let wall_left = loaded.fold.created.as_ref().map_or(0, |c| {
             (c.created_unix_s + loaded.file.limits.max_wall_time_s).saturating_sub((self.now)())
@@ -1835,6 +1827,21 @@ pub(crate) fn catalog_json(loaded: &Loaded) -> Vec<serde_json::Value> {
 }
 
 /// `sha256:` of the RFC 8785 form of `context`.
+/// The goal's frozen PlannerManifest with the `outerLoopContextHash` of `context`: the
+/// manifest a replan or adaptation request carries.
+pub(crate) fn request_manifest(loaded: &Loaded, context: &serde_json::Value) -> serde_json::Value {
+    let mut manifest = loaded
+        .fold
+        .created
+        .as_ref()
+        .map(|c| c.planner_manifest.clone())
+        .unwrap_or_default();
+    if let Some(m) = manifest.as_object_mut() {
+        m.insert("outerLoopContextHash".into(), context_hash(context).into());
+    }
+    manifest
+}
+
 pub(crate) fn context_hash(context: &serde_json::Value) -> String {
     let bytes = serde_json::to_vec(context).unwrap_or_default();
     let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
