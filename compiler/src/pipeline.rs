@@ -198,10 +198,34 @@ pub fn validate_definition(definition: Source) -> Validation {
     }
 }
 
+/// A draft as [`document::read_document`] read it: its document (or its bytes, when they
+/// hold none) and the reader's findings.
+pub type Read = (Result<SpannedDocument, Vec<u8>>, Vec<Finding>);
+
+/// [`validate_against`] (or, without a definition, [`validate`]) of a draft already read:
+/// an editor reads each text once to tell what kind of file it is, and does not read it
+/// again to validate it.
+pub fn validate_read(name: String, read: Read, definition: Option<&Arc<Definition>>) -> Validation {
+    run_read(name, read, definition.map(Arc::clone), false)
+}
+
 fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) -> Validation {
     // The draft's bytes move into its document (and back into its source when there is
     // none), so that they are held once.
-    let (read_draft, mut findings) = document::read_document(std::mem::take(&mut draft.bytes));
+    let read = document::read_document(std::mem::take(&mut draft.bytes));
+    run_read(draft.name, read, definition, with_plan)
+}
+
+fn run_read(
+    name: String,
+    (read_draft, mut findings): Read,
+    definition: Option<Arc<Definition>>,
+    with_plan: bool,
+) -> Validation {
+    let mut draft = Source {
+        name,
+        bytes: Vec::new(),
+    };
     let draft_doc = match read_draft {
         Ok(doc) => Some(doc),
         Err(bytes) => {

@@ -17,15 +17,15 @@ use lwirc::pipeline::Definition;
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();
-    let read = lwir_spec::document::read(text.as_bytes().to_vec());
-    let kind = Kind::of(None, &text, read.document.as_ref().map(|d| d.root()), &Patterns::default())
+    let read = lwir_spec::document::read_document(text.as_bytes().to_vec());
+    let kind = Kind::of(None, &text, read.0.as_ref().ok().map(|d| d.root()), &Patterns::default())
         .unwrap_or(Kind::Draft);
     let definition = (kind == Kind::Draft).then(|| LinkedDefinition {
         path: "workflow.json".into(),
         from: DefinitionFrom::Beside,
         definition: Arc::new(Definition::read(lwirc_fuzz::definition())),
     });
-    let analysis = Analysis::new(kind, "draft.json", &text, definition, Vec::new());
+    let analysis = Analysis::new(kind, "draft.json", read, definition, Vec::new());
     let mut doc = Text::new(text.clone(), 1);
     // At most 64 offsets, spread over the text, and its end.
     let step = (text.len() / 64).max(1);

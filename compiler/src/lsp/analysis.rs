@@ -141,28 +141,33 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Analyses `text` as a `kind` file named `name` (for a draft, against `definition`).
+    /// Analyses a `kind` file named `name`, as `read` read it (a draft against
+    /// `definition`); a draft is not read again.
     pub fn new(
         kind: Kind,
         name: &str,
-        text: &str,
+        read: pipeline::Read,
         definition: Option<LinkedDefinition>,
         notices: Vec<Notice>,
     ) -> Self {
-        let source = Source {
+        // What is not a draft is read by its own reader, from the bytes given back.
+        let source = |read: pipeline::Read| Source {
             name: name.to_owned(),
-            bytes: text.as_bytes().to_vec(),
+            bytes: match read.0 {
+                Ok(doc) => doc.into_source(),
+                Err(bytes) => bytes,
+            },
         };
         let (validation, goal) = match kind {
-            Kind::Draft => (
-                Some(match &definition {
-                    Some(linked) => pipeline::validate_against(source, &linked.definition),
-                    None => pipeline::validate(source, None),
-                }),
-                None,
-            ),
-            Kind::Definition => (Some(pipeline::validate_definition(source)), None),
-            Kind::Goal => (None, Some(lwir_goals::file::read(source.bytes))),
+            Kind::Draft => {
+                let linked = definition.as_ref().map(|d| &d.definition);
+                (
+                    Some(pipeline::validate_read(name.to_owned(), read, linked)),
+                    None,
+                )
+            }
+            Kind::Definition => (Some(pipeline::validate_definition(source(read))), None),
+            Kind::Goal => (None, Some(lwir_goals::file::read(source(read).bytes))),
         };
         Self {
             kind,

@@ -475,41 +475,22 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
         );
         return out;
     }
+    let text_of =
+        |node: &'_ Node, name: &str| node.get(name).and_then(Node::as_str).map(str::to_owned);
     if after_key(before, "tool") {
-        return definition
-            .map(|d| {
-                d.tools
-                    .iter()
-                    .map(|t| Completion {
-                        label: t.id.to_owned(),
-                        detail: t
-                            .node
-                            .get("description")
-                            .and_then(Node::as_str)
-                            .map_or_else(|| "tool".to_owned(), super::plain),
-                        kind: K::FUNCTION,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        return definition.map_or_else(Vec::new, |d| {
+            let tools = d
+                .tools
+                .iter()
+                .map(|t| (t.id, text_of(t.node, "description")));
+            id_items(tools, "tool", K::FUNCTION)
+        });
     }
     if after_key(before, "model") {
-        return definition
-            .map(|d| {
-                d.models
-                    .iter()
-                    .map(|m| Completion {
-                        label: m.id.to_owned(),
-                        detail: m
-                            .node
-                            .get("model")
-                            .and_then(Node::as_str)
-                            .map_or_else(|| "model slot".to_owned(), super::plain),
-                        kind: K::CLASS,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        return definition.map_or_else(Vec::new, |d| {
+            let slots = d.models.iter().map(|m| (m.id, text_of(m.node, "model")));
+            id_items(slots, "model slot", K::CLASS)
+        });
     }
     if after_key(before, "kind") {
         return StepKind::ALL
@@ -570,6 +551,22 @@ pub fn complete(analysis: Option<&Analysis>, text: &str, offset: usize) -> Vec<C
         }
     }
     Vec::new()
+}
+
+/// Completions of the definition's ids (tools or slots), each with its detail, or
+/// `fallback` when it has none.
+fn id_items<'a>(
+    items: impl Iterator<Item = (&'a str, Option<String>)>,
+    fallback: &str,
+    kind: lsp_types::CompletionItemKind,
+) -> Vec<Completion> {
+    items
+        .map(|(id, detail)| Completion {
+            label: id.to_owned(),
+            detail: detail.map_or_else(|| fallback.to_owned(), |d| super::plain(&d)),
+            kind,
+        })
+        .collect()
 }
 
 /// The steps visible from `pointer`: those before the step it is in (in its list, and

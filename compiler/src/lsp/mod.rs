@@ -179,6 +179,15 @@ struct Doc {
     analysis: Option<Analysis>,
 }
 
+impl Doc {
+    /// How findings name the document: its path, else its URI.
+    fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| self.uri.as_str().to_owned(), |p| p.display().to_string())
+    }
+}
+
 struct Server<'c> {
     connection: &'c Connection,
     encoding: Encoding,
@@ -419,12 +428,10 @@ impl<'c> Server<'c> {
                         self.show(lsp::MessageType::WARNING, &format!("lwirc: {problem}"));
                     }
                     self.definitions.clear();
-                    let keys: Vec<String> = self.docs.keys().cloned().collect();
-                    for key in keys {
-                        if let Some(doc) = self.docs.get_mut(&key) {
-                            doc.analysis = None;
-                        }
-                        self.schedule(&key, true);
+                    let now = Instant::now();
+                    for (key, doc) in &mut self.docs {
+                        doc.analysis = None;
+                        self.due.insert(key.clone(), now);
                     }
                 }
             }
@@ -502,28 +509,25 @@ impl<'c> Server<'c> {
         if doc.analysis.is_some() {
             return true;
         }
-        let text = doc.text.as_str().to_owned();
         let path = doc.path.clone();
-        let name = path
-            .as_ref()
-            .map_or_else(|| key.to_owned(), |p| p.display().to_string());
-        let read = lwir_spec::document::read(text.as_bytes().to_vec());
-        let root = read.document.as_ref().map(|d| d.root());
-        let kind = Kind::of(path.as_deref(), &text, root, &self.config.patterns);
-        let analysis = kind.map(|kind| {
-            let (definition, notices) = match kind {
-                Kind::Draft => self.definition_for(path.as_deref(), root, read.document.as_ref()),
-                _ => (None, Vec::new()),
-            };
-            Analysis::new(kind, &name, &text, definition, notices)
-        });
-        drop(read);
+        let name = doc.name();
+        // Read once: to tell what the file is, then to validate it.
+        let read = lwir_spec::document::read_document(doc.text.as_str().as_bytes().to_vec());
+        let root = read.0.as_ref().ok().map(|d| d.root());
+        let kind = Kind::of(
+            path.as_deref(),
+            doc.text.as_str(),
+            root,
+            &self.config.patterns,
+        );
+        let (definition, notices) = match kind {
+            Some(Kind::Draft) => self.definition_for(path.as_deref(), root),
+            _ => (None, Vec::new()),
+        };
+        let analysis = kind.map(|kind| Analysis::new(kind, &name, read, definition, notices));
+        // `None`: not a file for lwirc, nothing to say.
         if let Some(doc) = self.docs.get_mut(key) {
             doc.analysis = analysis;
-            if doc.analysis.is_none() {
-                // Not a file for lwirc: nothing to say, and nothing stale to keep.
-                return true;
-            }
         }
         true
     }
@@ -535,7 +539,6 @@ impl<'c> Server<'c> {
         &mut self,
         path: Option<&Path>,
         root: Option<&lwir_spec::Node>,
-        doc: Option<&lwir_spec::SpannedDocument>,
     ) -> (Option<LinkedDefinition>, Vec<Notice>) {
         let dir = path.and_then(Path::parent);
         let member = root.and_then(|r| r.get("x-definition"));
@@ -570,7 +573,6 @@ impl<'c> Server<'c> {
         } else {
             return (None, Vec::new());
         };
-        let _ = doc;
         match self.read_definition(&candidate) {
             Ok(definition) => (
                 Some(LinkedDefinition {
@@ -596,15 +598,18 @@ impl<'c> Server<'c> {
         }
     }
 
+    /// The open document of the file at `path`.
+    fn open_at(&self, path: &Path) -> Option<&Doc> {
+        self.docs.values().find(|d| d.path.as_deref() == Some(path))
+    }
+
     fn is_open(&self, path: &Path) -> bool {
-        self.docs.values().any(|d| d.path.as_deref() == Some(path))
+        self.open_at(path).is_some()
     }
 
     fn read_definition(&mut self, path: &Path) -> Result<Arc<Definition>, String> {
         let open = self
-            .docs
-            .values()
-            .find(|d| d.path.as_deref() == Some(path))
+            .open_at(path)
             .map(|d| d.text.as_str().as_bytes().to_vec());
         let bytes = match open {
             Some(bytes) => bytes,
@@ -701,12 +706,21 @@ impl<'c> Server<'c> {
         let Some(analysis) = &doc.analysis else {
             return Some((uri, Vec::new(), version));
         };
-        let mut definition_text = analysis.definition.as_ref().map(|d| {
-            Text::new(
-                String::from_utf8_lossy(d.definition.bytes()).into_owned(),
-                0,
-            )
-        });
+        // The definition's text, to place related places in it: made only when a finding
+        // has one there.
+        let needs_definition = analysis
+            .findings()
+            .any(|f| f.related.iter().any(|r| r.origin == Origin::Definition));
+        let mut definition_text = analysis
+            .definition
+            .as_ref()
+            .filter(|_| needs_definition)
+            .map(|d| {
+                Text::new(
+                    String::from_utf8_lossy(d.definition.bytes()).into_owned(),
+                    0,
+                )
+            });
         let definition_uri = analysis.definition.as_ref().map(|d| path_uri(&d.path));
         let mut out: Vec<lsp::Diagnostic> = analysis
             .findings()
@@ -734,10 +748,8 @@ impl<'c> Server<'c> {
         if errors > 0
             && let Some(linked) = &analysis.definition
         {
-            let span = doc
-                .analysis
-                .as_ref()
-                .and_then(Analysis::document)
+            let span = analysis
+                .document()
                 .and_then(|d| d.root().get("x-definition"))
                 .map(|n| n.span)
                 .unwrap_or_default();
@@ -752,14 +764,12 @@ impl<'c> Server<'c> {
                 ),
                 ..Default::default()
             });
-            unopened_definition = Some(Arc::clone(&linked.definition));
+            unopened_definition = Some((linked.path.clone(), Arc::clone(&linked.definition)));
         }
-        let _ = Origin::Draft;
         // A broken definition that is not open: its own diagnostics are pushed on it, so
         // that the problems list shows where they are.
-        if let (Some(definition), Some(def_uri)) = (unopened_definition, definition_uri)
+        if let (Some((path, definition)), Some(def_uri)) = (unopened_definition, definition_uri)
             && !self.pull
-            && let Some(path) = uri_path(&def_uri)
             && !self.is_open(&path)
             && self.published.get(&path) != Some(&(Arc::as_ptr(&definition) as usize))
         {
@@ -1059,11 +1069,10 @@ impl<'c> Server<'c> {
                     .definition
                     .as_ref()
                     .map(|d| Arc::clone(&d.definition));
-                let name = doc
-                    .path
-                    .as_ref()
-                    .map_or_else(|| key.to_owned(), |p| p.display().to_string());
-                let mut check = EditorCheck { definition, name };
+                let mut check = EditorCheck {
+                    definition,
+                    name: doc.name(),
+                };
                 let bytes = doc.text.as_str().as_bytes().to_vec();
                 let checked = check.check(&bytes);
                 let mut seen = Seen::default();
