@@ -597,12 +597,11 @@ impl Oci {
         let lwir_size = self
             .blob_size(&version.to_string())?
             .ok_or_else(|| self.error(&what, "its LWIR blob is not in the registry"))?;
-        let record_size = self
-            .blob_size(&record_digest)?
-            .ok_or_else(|| self.error(&what, "its record blob is not in the registry"))?;
+        // The record is read for the annotations; its length is its size.
         let record_bytes = self
             .blob(&record_digest)?
             .ok_or_else(|| self.error(&what, "its record blob is not in the registry"))?;
+        let record_size = record_bytes.len();
         let record: Option<Record> = serde_json::from_slice(&record_bytes).ok();
         let mut annotations = serde_json::Map::new();
         annotations.insert("dev.lwir.version".into(), json!(version.to_string()));
@@ -802,17 +801,12 @@ fn listed_tag(tag: &str) -> Option<Listed> {
     };
     match n {
         None => Some(Listed::Named(digest)),
-        Some(n) => match n.parse::<u32>() {
-            Ok(n) if n >= 1 && n.to_string() == *n_str(tag) => {
-                Some(Listed::Registration(digest, n))
-            }
+        // `.<n>`, n ≥ 1, written without leading zeros.
+        Some(text) => match text.parse::<u32>() {
+            Ok(n) if n >= 1 && n.to_string() == text => Some(Listed::Registration(digest, n)),
             _ => Some(Listed::Unexpected(tag.to_owned())),
         },
     }
-}
-
-fn n_str(tag: &str) -> &str {
-    tag.rsplit_once('.').map_or("", |(_, n)| n)
 }
 
 impl Storage for Oci {
