@@ -205,15 +205,19 @@ impl Postgres {
         })
     }
 
+    /// The connection, for this thread alone.
+    fn client(&self) -> Result<std::sync::MutexGuard<'_, Client>, StoreError> {
+        self.client.lock().map_err(|_| StoreError::Io {
+            location: shown(&self.url),
+            detail: "the connection was poisoned by a failed thread".into(),
+        })
+    }
+
     fn with<T>(
         &self,
         f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
     ) -> Result<T, StoreError> {
-        let mut client = self.client.lock().map_err(|_| StoreError::Io {
-            location: shown(&self.url),
-            detail: "the connection was poisoned by a failed thread".into(),
-        })?;
-        f(&mut client).map_err(|e| failed(&shown(&self.url), &e))
+        f(&mut *self.client()?).map_err(|e| failed(&shown(&self.url), &e))
     }
 
     fn location_of(&self, goal: &str) -> String {
@@ -228,10 +232,7 @@ impl Postgres {
         record: impl FnOnce(u64) -> Event,
         expected: u64,
     ) -> Result<Event, StoreError> {
-        let mut guard = self.client.lock().map_err(|_| StoreError::Io {
-            location: shown(&self.url),
-            detail: "the connection was poisoned by a failed thread".into(),
-        })?;
+        let mut guard = self.client()?;
         let location = self.location_of(goal);
         let mut tx = guard.transaction().map_err(|e| failed(&location, &e))?;
         let last = tx
@@ -465,16 +466,10 @@ impl Store for Postgres {
     }
 
     fn import(&self, goal: &str, event: &Event) -> Result<(), StoreError> {
+        // Inserted only when the last seq is the one before it: it keeps its own.
         let record = event.clone();
-        let expected = event.seq.saturating_sub(1);
-        let inserted = self.insert_event(goal, move |_| record, expected)?;
-        if inserted.seq != event.seq {
-            return Err(StoreError::Conflict {
-                expected,
-                found: inserted.seq - 1,
-            });
-        }
-        Ok(())
+        self.insert_event(goal, move |_| record, event.seq.saturating_sub(1))
+            .map(drop)
     }
 
     fn plans(&self, goal: &str) -> Result<Vec<String>, StoreError> {
