@@ -469,3 +469,46 @@ fn goals_copy_moves_whole_goals_between_stores() {
         assert_exit(&run(d, &copied, &["goal", "approve", &goal, "p1"]), 0);
     }
 }
+
+#[test]
+fn a_goal_row_with_a_hostile_name_is_not_a_goal_and_never_printed() {
+    let dir = goal_registry();
+    let d = dir.path();
+    for b in backends(d, "hostile") {
+        if b.label != "postgres" {
+            continue;
+        }
+        let goal = create(d, &b, &example_goal());
+        // A row written behind lwirc's back, its name an escape sequence.
+        let mut client = postgres::Client::connect(&b.goals, postgres::NoTls).unwrap();
+        client
+            .execute(
+                "INSERT INTO lwir_goals (goal, file) VALUES ($1, $2)",
+                &[&"\u{1b}[2J\u{1b}]0;owned\u{7}", &b"{}".as_slice()],
+            )
+            .unwrap();
+        for (args, says) in [
+            (&["goal", "list"][..], goal.as_str()),
+            (&["goals", "verify"][..], "verified 1 goal"),
+        ] {
+            let out = goal_cmd(d, &b, args).output().unwrap();
+            assert_exit(&out, 0);
+            let all = format!("{}{}", stdout(&out), stderr(&out));
+            assert!(!all.contains('\u{1b}'), "{args:?}: {all:?}");
+            assert!(all.contains(says), "{args:?}: {all}");
+        }
+        let copy = command(
+            d,
+            &[
+                "goals",
+                "copy",
+                &b.goals,
+                &d.join("copy").display().to_string(),
+            ],
+        )
+        .output()
+        .unwrap();
+        assert_exit(&copy, 0);
+        assert!(stderr(&copy).contains("1 copied"), "{}", stderr(&copy));
+    }
+}

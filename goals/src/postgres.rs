@@ -347,9 +347,12 @@ impl Store for Postgres {
 
     fn goals(&self) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
+            // Only ids a goal can have (as in a directory): a row written behind lwirc's
+            // back with another name is not a goal, and its name is never printed.
             Ok(c.query("SELECT goal FROM lwir_goals ORDER BY goal", &[])?
                 .iter()
-                .map(|r| r.get(0))
+                .map(|r| r.get::<_, String>(0))
+                .filter(|goal| crate::store::safe(goal))
                 .collect())
         })
     }
@@ -479,7 +482,8 @@ impl Store for Postgres {
                 &[&goal],
             )?
             .iter()
-            .map(|r| r.get(0))
+            .map(|r| r.get::<_, String>(0))
+            .filter(|plan| crate::store::safe(plan))
             .collect())
         })
     }
@@ -504,7 +508,8 @@ impl Store for Postgres {
                 &[&goal, &plan],
             )?
             .iter()
-            .map(|r| r.get(0))
+            .map(|r| r.get::<_, String>(0))
+            .filter(|name| crate::store::safe(name))
             .collect())
         })
     }

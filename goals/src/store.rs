@@ -193,7 +193,7 @@ fn from_log(e: LogError) -> StoreError {
 }
 
 /// A name a goal or plan id may have in a path: no separators, no dots first.
-fn safe(name: &str) -> bool {
+pub(crate) fn safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')

@@ -71,19 +71,20 @@ fn copy(from: PathBuf, to: PathBuf) -> anyhow::Result<u8> {
         match copy_goal(&*source, &*destination, &goal) {
             Ok(0) => {
                 present += 1;
-                eprintln!("present {goal}");
+                eprintln!("present {}", sanitize(&goal));
             }
             Ok(n) => {
                 copied += 1;
                 eprintln!(
-                    "copied  {goal} ({n} event{})",
+                    "copied  {} ({n} event{})",
+                    sanitize(&goal),
                     if n == 1 { "" } else { "s" }
                 );
             }
             Err(e @ (StoreError::Io { .. } | StoreError::Busy { .. })) => return Err(e.into()),
             Err(e) => {
                 problems += 1;
-                eprintln!("problem {goal}: {}", sanitize(&e.to_string()));
+                eprintln!("problem {}: {}", sanitize(&goal), sanitize(&e.to_string()));
             }
         }
     }
@@ -155,7 +156,7 @@ fn verify(flag: Option<PathBuf>) -> anyhow::Result<u8> {
             Ok(()) => fine += 1,
             Err(e) => {
                 problems += 1;
-                eprintln!("problem {goal}: {}", sanitize(&e.to_string()));
+                eprintln!("problem {}: {}", sanitize(&goal), sanitize(&e.to_string()));
             }
         }
     }
