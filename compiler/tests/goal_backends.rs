@@ -512,3 +512,26 @@ fn a_goal_row_with_a_hostile_name_is_not_a_goal_and_never_printed() {
         assert!(stderr(&copy).contains("1 copied"), "{}", stderr(&copy));
     }
 }
+
+#[test]
+fn a_database_that_accepts_and_never_answers_is_an_error_not_a_wait() {
+    // A listener that takes the connection and says nothing, and keeps it open for as long
+    // as the test runs: lwirc gives up after its connect timeout (10 s) instead of waiting
+    // for ever (were it to wait, this test would never end).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let _held: Vec<_> = listener.incoming().flatten().collect();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("postgres://lwir@127.0.0.1:{port}/lwir");
+    let out = command(dir.path(), &["goal", "list", "--goals", &url])
+        .output()
+        .unwrap();
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("did not complete the handshake within 10 s"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -186,23 +186,17 @@ fn events_of(rows: &[postgres::Row], location: &str) -> Result<Vec<Event>, Store
 impl Postgres {
     /// Connects to `url` and brings the schema up to date.
     pub fn connect(url: &str) -> Result<Self, StoreError> {
-        let location = shown(url);
-        let mut client = Client::connect(url, NoTls).map_err(|e| StoreError::Io {
-            location: location.clone(),
-            detail: format!("cannot connect: {e}"),
-        })?;
-        migrate(&mut client).map_err(|e| failed(&location, &e))?;
+        let mut client = open(url)?;
+        migrate(&mut client).map_err(|e| failed(&shown(url), &e))?;
         Ok(Self {
             url: url.to_owned(),
             client: Mutex::new(client),
         })
     }
 
+    /// Another connection, for a lock held as long as it is.
     fn connect_again(&self) -> Result<Client, StoreError> {
-        Client::connect(&self.url, NoTls).map_err(|e| StoreError::Io {
-            location: shown(&self.url),
-            detail: format!("cannot connect: {e}"),
-        })
+        open(&self.url)
     }
 
     /// The connection, for this thread alone.
@@ -276,6 +270,41 @@ impl Postgres {
             }
             Err(e) => Err(failed(&location, &e)),
         }
+    }
+}
+
+/// How long making a connection may take, unless the URL says (`connect_timeout`): a
+/// database that does not answer is an error, not a wait for ever.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A connection to `url`, made within [`CONNECT_TIMEOUT`] (or the URL's
+/// `connect_timeout`). The driver's own timeout covers only the TCP connection, not a
+/// server that accepts it and then says nothing, so the whole handshake runs on a thread
+/// of its own and is given up on after the timeout.
+fn open(url: &str) -> Result<Client, StoreError> {
+    let cannot = |detail: String| StoreError::Io {
+        location: shown(url),
+        detail: format!("cannot connect: {detail}"),
+    };
+    let mut config: postgres::Config = url.parse().map_err(|e| cannot(format!("{e}")))?;
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    config.connect_timeout(limit);
+    let (sent, answer) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("lwirc-postgres-connect".into())
+        .spawn(move || {
+            let _ = sent.send(config.connect(NoTls));
+        })
+        .map_err(|e| cannot(format!("{e}")))?;
+    match answer.recv_timeout(limit) {
+        Ok(connected) => connected.map_err(|e| cannot(format!("{e}"))),
+        Err(_) => Err(cannot(format!(
+            "the server did not complete the handshake within {} s",
+            limit.as_secs_f64()
+        ))),
     }
 }
 
