@@ -889,3 +889,40 @@ fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
     assert!(on_template.contains("is not registered"), "{on_template}");
     client.finish();
 }
+
+#[test]
+fn a_deep_or_huge_hostile_document_gets_diagnostics_and_the_server_goes_on() {
+    let mut client = Client::start(&[], json!({}), false);
+    let dir = repo().join("target/lsp-hostile");
+    // A hundred thousand nested arrays: the reader's depth bound, not a stack overflow.
+    let deep = format!("{{\"lwir\": \"1\", \"steps\": {}}}", "[".repeat(100_000));
+    let u = client.open(&dir.join("deep.json"), &deep);
+    let diagnostics = client.diagnostics(&u);
+    assert!(!diagnostics.is_empty());
+    // Hover, completion and the outline on it answer too.
+    for method in ["textDocument/hover", "textDocument/completion"] {
+        client.at(method, &u, json!({ "line": 0, "character": 50_000 }));
+    }
+    client
+        .request(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": u } }),
+        )
+        .unwrap();
+    // Escape sequences in a draft's strings reach the editor as replacement characters.
+    let escapes = read(&example("draft.json")).replacen(
+        "\"issue-triage\"",
+        "\"issue-triage\", \"x\u{1b}[2J\": 1",
+        1,
+    );
+    let u = client.open(&dir.join("escapes.json"), &escapes);
+    let diagnostics = client.diagnostics(&u);
+    assert!(!diagnostics.is_empty());
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| !d["message"].as_str().unwrap().contains('\u{1b}')),
+        "{diagnostics:?}"
+    );
+    client.finish();
+}
