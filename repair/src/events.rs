@@ -288,19 +288,15 @@ pub fn append_shared_waiting(
     expected_last: Option<u64>,
     wait: std::time::Duration,
 ) -> Result<Event, LogError> {
-    let record = Event {
-        seq: 0,
-        time: String::new(),
-        event: event.to_owned(),
-        data,
-    };
-    append_shared_at(path, record, expected_last, None, wait, true)
+    append_shared_at(path, event, data, expected_last, None, wait, true)
 }
 
+/// Appends a copy of `record`: at its own seq, with its own time.
 fn append_shared_as(path: &Path, record: &Event, chained: bool) -> Result<Event, LogError> {
     append_shared_at(
         path,
-        record.clone(),
+        &record.event,
+        record.data.clone(),
         Some(record.seq.saturating_sub(1)),
         Some(record.time.clone()),
         SHARED_LOCK_WAIT,
@@ -321,10 +317,11 @@ pub fn append_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
     append_shared_as(path, record, false)
 }
 
-/// Appends `record` (its seq and, without `time`, its time set here) under the log's lock.
+/// Appends one event under the log's lock: the next seq, and `time` (else now).
 fn append_shared_at(
     path: &Path,
-    record: Event,
+    event: &str,
+    data: serde_json::Value,
     expected_last: Option<u64>,
     time: Option<String>,
     wait: std::time::Duration,
@@ -362,7 +359,8 @@ fn append_shared_at(
     let record = Event {
         seq: last + 1,
         time: time.unwrap_or_else(|| lwir_spec::time::rfc3339_millis(SystemTime::now())),
-        ..record
+        event: event.to_owned(),
+        data,
     };
     let line = if chained {
         encode_chained(&record, &previous.unwrap_or_default())?
