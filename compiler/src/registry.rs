@@ -413,36 +413,31 @@ impl AnyStorage {
     }
 }
 
+impl AnyStorage {
+    /// The storage itself, whichever it is.
+    fn inner(&self) -> &dyn Storage {
+        match self {
+            AnyStorage::Directory(s) => s,
+            AnyStorage::Oci(s) => &**s,
+        }
+    }
+}
+
 impl Storage for AnyStorage {
     fn put_object(&self, digest: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.put_object(digest, bytes),
-            AnyStorage::Oci(s) => s.put_object(digest, bytes),
-        }
+        self.inner().put_object(digest, bytes)
     }
     fn object(&self, digest: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.object(digest),
-            AnyStorage::Oci(s) => s.object(digest),
-        }
+        self.inner().object(digest)
     }
     fn remove_object(&self, digest: &Digest) -> Result<(), StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.remove_object(digest),
-            AnyStorage::Oci(s) => s.remove_object(digest),
-        }
+        self.inner().remove_object(digest)
     }
     fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.put_version(version, bytes),
-            AnyStorage::Oci(s) => s.put_version(version, bytes),
-        }
+        self.inner().put_version(version, bytes)
     }
     fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.version(version),
-            AnyStorage::Oci(s) => s.version(version),
-        }
+        self.inner().version(version)
     }
     fn put_registration(
         &self,
@@ -450,34 +445,19 @@ impl Storage for AnyStorage {
         n: u32,
         bytes: &[u8],
     ) -> Result<Put, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.put_registration(version, n, bytes),
-            AnyStorage::Oci(s) => s.put_registration(version, n, bytes),
-        }
+        self.inner().put_registration(version, n, bytes)
     }
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.registration(version, n),
-            AnyStorage::Oci(s) => s.registration(version, n),
-        }
+        self.inner().registration(version, n)
     }
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
-        match self {
-            AnyStorage::Directory(s) => s.list(area),
-            AnyStorage::Oci(s) => s.list(area),
-        }
+        self.inner().list(area)
     }
     fn location(&self, area: Area, name: &str) -> String {
-        match self {
-            AnyStorage::Directory(s) => s.location(area, name),
-            AnyStorage::Oci(s) => s.location(area, name),
-        }
+        self.inner().location(area, name)
     }
     fn check_writable(&self) -> Result<(), String> {
-        match self {
-            AnyStorage::Directory(s) => s.check_writable(),
-            AnyStorage::Oci(s) => s.check_writable(),
-        }
+        self.inner().check_writable()
     }
 }
 
