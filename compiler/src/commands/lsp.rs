@@ -23,6 +23,10 @@ use crate::exit;
 ///   codesUrl      where each code's documentation is (docs/codes.md)
 ///   registry      where goal files' templates are read from ($LWIR_REGISTRY, .lwir/registry)
 ///
+/// Exit status: 0 after `shutdown` and `exit`, or when the editor closes standard input;
+/// 1 on `exit` without `shutdown` (as the protocol says); 2 when the editor never
+/// initializes.
+///
 /// Examples:
 ///   lwirc lsp
 ///   lwirc lsp --definition examples/issue-triage/workflow.json
