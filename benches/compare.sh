@@ -74,7 +74,7 @@ for steps in $steps_list; do
         seconds "$lwirc" hash "$draft" >> "$work/hash"
         if [ -n "$ajv" ]; then
             seconds "$ajv" validate --spec=draft2020 -c ajv-formats --strict=false \
-                -s lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
+                -s crates/lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
         fi
     done
     s=$(median < "$work/serde")

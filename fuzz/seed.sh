@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the seed corpora, fuzz/corpus/<target>/, from the repository's fixtures
-# (corpus/cases/**, examples/**) and the small hand-written seeds in fuzz/seeds/.
+# (crates/lwir-corpus/cases/**, examples/**) and the small hand-written seeds in fuzz/seeds/.
 # Files already in a corpus (inputs found by earlier runs) are kept.
 set -euo pipefail
 fuzz=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +15,7 @@ put() {
     cp "$2" "$dir/$(sha1sum < "$2" | cut -c1-40)"
 }
 
-mapfile -t fixtures < <(cd "$root" && find corpus/cases examples -type f -name '*.json' -size -"$max"c | sort)
+mapfile -t fixtures < <(cd "$root" && find crates/lwir-corpus/cases examples -type f -name '*.json' -size -"$max"c | sort)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -39,12 +39,12 @@ while IFS= read -r s; do
     inner=${s#*'${'}
     printf '%s' "${inner%\}*}" > "$scratch/expr"
     put expr "$scratch/expr"
-done < <(cd "$root" && grep -rhoE '"[^"]*\$\{[^"]*"' corpus/cases examples | sed 's/^"//; s/"$//' | sort -u)
+done < <(cd "$root" && grep -rhoE '"[^"]*\$\{[^"]*"' crates/lwir-corpus/cases examples | sed 's/^"//; s/"$//' | sort -u)
 
 # Goal files and proposals: the goal corpus and the goal example.
 while IFS= read -r f; do
     put goal "$root/$f"
-done < <(cd "$root" && find goals/tests/corpus examples/goals -type f -name '*.json' -size -"$max"c | sort)
+done < <(cd "$root" && find crates/lwir-goals/tests/corpus examples/goals -type f -name '*.json' -size -"$max"c | sort)
 
 for target_dir in "$fuzz"/seeds/*/; do
     target=$(basename "$target_dir")

@@ -1,5 +1,5 @@
 #!/bin/sh
-# EXAMPLE planner for lwirc (protocol lwir-planner/1, lwir-spec/README.md section 8).
+# EXAMPLE planner for lwirc (protocol lwir-planner/1, crates/lwir-spec/README.md section 8).
 # It is not a real planner: it never drafts. Whatever it is asked, it answers `attention`,
 # the answer a planner gives when it cannot help, which stops the repair loop at once
 # (finding LW807). Useful to see how lwirc reports a planner that gives up:
@@ -11,4 +11,4 @@ set -eu
 cat >/dev/null
 
 # The answer: one JSON object on standard output, exit status 0.
-printf '%s\n' '{"kind":"attention","rationale":"attention.sh is an example planner that never drafts: use a real planner (lwir-spec/README.md, section 8) or replay recorded answers with examples/planners/scripted.sh"}'
+printf '%s\n' '{"kind":"attention","rationale":"attention.sh is an example planner that never drafts: use a real planner (crates/lwir-spec/README.md, section 8) or replay recorded answers with examples/planners/scripted.sh"}'

@@ -1,5 +1,5 @@
 #!/bin/sh
-# EXAMPLE planner for lwirc (protocol lwir-planner/1, lwir-spec/README.md section 8).
+# EXAMPLE planner for lwirc (protocol lwir-planner/1, crates/lwir-spec/README.md section 8).
 # It is not a real planner: it calls no model. It replays a directory of recorded answers,
 # for tests and demos:
 #

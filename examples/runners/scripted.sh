@@ -1,5 +1,5 @@
 #!/bin/sh
-# EXAMPLE runner for lwirc (protocol lwir-runner/1, lwir-spec/README.md section 10). It runs
+# EXAMPLE runner for lwirc (protocol lwir-runner/1, crates/lwir-spec/README.md section 10). It runs
 # nothing: it replays recorded outcomes, for tests and demos:
 #
 #   lwirc goal run GOAL --runner 'examples/runners/scripted.sh examples/goals/runner'

@@ -7,10 +7,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use lwir_render as render;
 use lwir_repair::protocol::{Answer, MAX_RATIONALE_CHARS, parse_answer};
+use lwir_session::{PipelineCheck, checked};
 use lwir_spec::Origin;
-use lwirc::render;
-use lwirc::session::{PipelineCheck, checked};
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     match parse_answer(data) {

@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use lwir_spec::canon::{canonical_bytes, canonicalize, sha256_of, version_of};
 use lwir_spec::document;
-use lwirc::canon::{canonical_bytes, canonicalize, sha256_of, version_of};
 use lwirc_fuzz::same_json;
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {

@@ -13,8 +13,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use lwir_repair::fixes::{Check, FixStop, MAX_FIX_PASSES, Seen, apply_safe_fixes};
+use lwir_session::PipelineCheck;
 use lwir_spec::{Origin, PatchOp};
-use lwirc::session::PipelineCheck;
 use serde_json::Value as J;
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {

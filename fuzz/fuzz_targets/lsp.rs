@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use lwirc::lsp::analysis::{Analysis, DefinitionFrom, Kind, LinkedDefinition, Patterns};
-use lwirc::lsp::features;
-use lwirc::lsp::text::{self, Encoding, Text};
-use lwirc::pipeline::Definition;
+use lwir_lsp::analysis::{Analysis, DefinitionFrom, Kind, LinkedDefinition, Patterns};
+use lwir_lsp::features;
+use lwir_lsp::text::{self, Encoding, Text};
+use lwir_validators::pipeline::Definition;
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();

@@ -6,8 +6,8 @@ use serde_json::Value as J;
 pub const DEFINITION: &[u8] = include_bytes!("../../examples/issue-triage/workflow.json");
 
 /// The definition as a pipeline source.
-pub fn definition() -> lwirc::pipeline::Source {
-    lwirc::pipeline::Source {
+pub fn definition() -> lwir_validators::pipeline::Source {
+    lwir_validators::pipeline::Source {
         name: "workflow.json".to_owned(),
         bytes: DEFINITION.to_vec(),
     }

@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use lwir_render::human::HumanOptions;
 use lwir_spec::codes::Validator;
 use lwir_spec::document::{self, SpannedDocument};
 use lwir_spec::{Code, Finding, Origin, PatchOp, Span, Value};
-use lwirc::pipeline::{Source, Validation, validate};
-use lwirc::render::human::HumanOptions;
+use lwir_validators::pipeline::{Source, Validation, validate};
 
 /// The content of a definition file that means "validate without a definition".
 const NO_DEFINITION: &[u8] = b"null";
@@ -159,14 +159,14 @@ fn codes_of(validation: &Validation) -> BTreeSet<&'static str> {
 
 /// The human report without colour at width 100, then the JSON report.
 fn report(validation: &Validation) -> String {
-    let human = lwirc::render::human::render(
+    let human = lwir_render::human::render(
         validation,
         HumanOptions {
             color: false,
             width: 100,
         },
     );
-    let json = lwirc::render::json::render(validation);
+    let json = lwir_render::json::render(validation);
     format!("{human}\n{json}\n")
 }
 
@@ -248,9 +248,9 @@ fn every_code_is_covered() {
         // `validate` never reports them, so a draft fixture cannot. The compiler's drift
         // tests cover each of them. Planner codes are about the planner process and the
         // repair loop (`lwirc repair`/`compile`), covered by the compiler's repair tests.
-        // Goal codes are about goal files and replan proposals: `goals/tests/corpus/` has
-        // their fixtures, checked the same way by `goals/tests/corpus.rs`. Runner codes are
-        // about runner processes, covered by the goals' run tests.
+        // Goal codes are about goal files and replan proposals: `crates/lwir-goals/tests/corpus/`
+        // has their fixtures, checked the same way by `crates/lwir-goals/tests/corpus.rs`. Runner
+        // codes are about runner processes, covered by the goals' run tests.
         if matches!(
             code.validator(),
             Validator::Drift | Validator::Planner | Validator::Goal | Validator::Runner
@@ -384,7 +384,7 @@ fn fixes_apply_and_resolve_their_finding() {
 }
 
 fn example(name: &str) -> Source {
-    let path = crate_dir().join("../examples/issue-triage").join(name);
+    let path = crate_dir().join("../../examples/issue-triage").join(name);
     Source {
         name: format!("examples/issue-triage/{name}"),
         bytes: read(&path),

@@ -1,5 +1,5 @@
 //! Plan adaptation: revising the *remaining* plan while a goal runs
-//! (`replanning.adaptation`, `lwir-spec/README.md` §10.3).
+//! (`replanning.adaptation`, `crates/lwir-spec/README.md` §10.3).
 //!
 //! After an attempt ends, `goal run` asks whether the trigger fires (`on-failure`: after a
 //! failed attempt; `every-step`: after every attempt). The planner then gets an `adapt`

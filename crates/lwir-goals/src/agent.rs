@@ -1,5 +1,5 @@
 //! Planners and reviewers of a goal: external commands speaking `lwir-planner/1` with the
-//! `replan` and `review` requests (`lwir-spec/README.md` §8), run by the same process
+//! `replan` and `review` requests (`crates/lwir-spec/README.md` §8), run by the same process
 //! harness as a compile's planner — no shell unless asked, their own process group, a
 //! timeout and an output cap.
 

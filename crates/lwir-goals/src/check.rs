@@ -1,6 +1,6 @@
 //! The host's checks of a plan: generation 0 in a goal file, or the items of a replan
 //! proposal. Every problem is a finding pointing into the document the plan was read from,
-//! all of them at once (`lwir-spec/README.md`, "Goals", lists which code is which
+//! all of them at once (`crates/lwir-spec/README.md`, "Goals", lists which code is which
 //! invariant).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,5 +1,5 @@
 //! The events of a goal's log, typed. The names are a contract (`lwir-goals` brief §5);
-//! the payloads are documented in `lwir-spec/README.md` ("Goals").
+//! the payloads are documented in `crates/lwir-spec/README.md` ("Goals").
 //!
 //! Events are written through [`GoalEvent::name`] and [`GoalEvent::data`] and read back with
 //! [`GoalEvent::parse`]; an event of a kind this lwirc does not know is kept as

@@ -1,8 +1,8 @@
 //! The goal file: read by the strict I-JSON reader, checked against its meta-schema
-//! (`lwir-spec/schema/goal-1.schema.json`), then typed.
+//! (`crates/lwir-spec/schema/goal-1.schema.json`), then typed.
 //!
 //! Every field has its place in the typed view; bounds the file leaves out get the
-//! defaults documented in `lwir-spec/README.md` (section "Goals"), and the frozen goal keeps
+//! defaults documented in `crates/lwir-spec/README.md` (section "Goals"), and the frozen goal keeps
 //! the file exactly as written, so what the defaults were is part of the lwirc that created
 //! it — [`Bounds`] is what every later command reads.
 

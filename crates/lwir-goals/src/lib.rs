@@ -12,6 +12,7 @@
 //! | [`file`] | the goal file: strict reader, meta-schema, typed view |
 //! | [`check`] | the host's checks of a plan (generation 0 or a proposal): the invariants |
 //! | [`catalog`] | registered templates, behind [`catalog::Templates`] |
+//! | [`templates`] | the registry as that source of templates |
 //! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
 //! | [`events`] | the log's events, typed |
 //! | [`projection`] | the state computed from the events |
@@ -23,7 +24,7 @@
 //! | [`goal`] | the operations of `lwirc goal` |
 //!
 //! The goal file, the events, the replan and review requests and the invariants are
-//! specified in `lwir-spec/README.md` ("Goals").
+//! specified in `crates/lwir-spec/README.md` ("Goals").
 
 pub mod adapt;
 pub mod agent;
@@ -38,5 +39,6 @@ pub mod resolve;
 pub mod run;
 pub mod runner;
 pub mod store;
+pub mod templates;
 
 pub use goal::{GoalError, Goals};

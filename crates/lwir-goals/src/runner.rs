@@ -1,5 +1,5 @@
 //! Runners: the programs that execute a goal's work, protocol `lwir-runner/1`
-//! (`lwir-spec/README.md` §10, `lwir-spec/schema/runner-protocol-1.schema.json`).
+//! (`crates/lwir-spec/README.md` §10, `crates/lwir-spec/schema/runner-protocol-1.schema.json`).
 //!
 //! One JSON request on the runner's standard input — the goal, the work item (id, key,
 //! template, version, attempt, resolved input) and the registered LWIR of its version — and

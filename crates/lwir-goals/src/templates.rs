@@ -1,9 +1,9 @@
 //! The registry as the goal layer's source of templates: every read re-hashes what it
 //! reads, so a template is only ever the version its digest names.
 
-use lwir_goals::catalog::{Template, TemplateError, Templates};
+use lwir_registry::{Digest, Registry, RegistryError, Storage};
 
-use crate::registry::{Digest, Registry, RegistryError, Storage};
+use crate::catalog::{Template, TemplateError, Templates};
 
 /// [`Templates`] over a registry.
 pub struct RegistryTemplates<'a, S: Storage> {

@@ -275,7 +275,7 @@ fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     let example: Value = serde_json::from_slice(
         &std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../examples/goals/adaptive/planner/call-1.json"
+            "/../../examples/goals/adaptive/planner/call-1.json"
         ))
         .unwrap(),
     )

@@ -940,7 +940,7 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     let example: Value = serde_json::from_slice(
         &std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../examples/goals/planner/call-1.json"
+            "/../../examples/goals/planner/call-1.json"
         ))
         .unwrap(),
     )

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lwir_spec::{Finding, Node, Origin, SpannedDocument};
-
-use crate::pipeline::{self, Definition, Source, Validation};
+use lwir_validators::pipeline::{self, Definition, Source, Validation};
 
 /// The kinds of file the server checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,12 +28,11 @@ use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
 use lwir_repair::fixes::{Check, Checked, FixStop, Seen, apply_safe_fixes};
 use lwir_spec::{Applicability, Finding, Origin, PatchOp, Severity};
+use lwir_validators::pipeline::{self, Definition, Source};
 use serde_json::Value;
 
 use analysis::{Analysis, DefinitionFrom, Kind, LinkedDefinition, Notice, Patterns};
 use text::{Encoding, Text};
-
-use crate::pipeline::{self, Definition, Source};
 
 /// The code action kind that applies every machine-applicable fix.
 pub const FIX_ALL: &str = "source.fixAll.lwirc";
@@ -873,9 +872,9 @@ impl<'c> Server<'c> {
                 };
                 let found = if analysis.kind == Kind::Goal {
                     // Templates are read (and verified) from the registry when asked for.
-                    match crate::registry::open(&dir.to_string_lossy()) {
+                    match lwir_registry::open(&dir.to_string_lossy()) {
                         Ok(registry) => {
-                            let templates = crate::templates::RegistryTemplates::new(
+                            let templates = lwir_goals::templates::RegistryTemplates::new(
                                 &registry,
                                 dir.display().to_string(),
                             );
@@ -1126,7 +1125,7 @@ impl Check for EditorCheck {
             name: self.name.clone(),
             bytes: bytes.to_vec(),
         };
-        crate::session::checked(match &self.definition {
+        lwir_session::checked(match &self.definition {
             Some(d) => pipeline::validate_against(source, d),
             None => pipeline::validate(source, None),
         })
@@ -1296,7 +1295,7 @@ fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
             .map(PathBuf::from)
     });
     let dir = relative.unwrap_or_else(|| PathBuf::from(".lwir/registry"));
-    let is_url = crate::registry::OciUrl::parse(&dir.to_string_lossy()).is_some();
+    let is_url = lwir_registry::OciUrl::parse(&dir.to_string_lossy()).is_some();
     match root {
         Some(root) if dir.is_relative() && !is_url => root.join(dir),
         _ => dir,

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use lwir_repair::events::{EventLog, LogError};
 use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Response};
 use lwir_repair::protocol::{self, Request};
+use lwir_validators::pipeline::Definition;
 use serde_json::{Value, json};
 
-use crate::pipeline::Definition;
 pub use tools::Places;
 
 /// How a turn asks for its answer, from the strictest down.

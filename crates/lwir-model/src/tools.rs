@@ -7,9 +7,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use lwir_validators::pipeline::{self, Definition, Source};
 use serde_json::{Value, json};
-
-use crate::pipeline::{self, Definition, Source};
 
 /// The most bytes of a file a tool reads.
 const MAX_READ: u64 = 256 * 1024;
@@ -156,7 +155,7 @@ impl Tools {
                     },
                     &self.definition,
                 );
-                Ok(crate::render::json::render(&validation))
+                Ok(lwir_render::json::render(&validation))
             }
             other => Err(format!("there is no tool `{other}`")),
         }

@@ -1,4 +1,6 @@
-//! The registry: validated drafts stored as immutable, content-addressed workflow versions.
+//! The registry: validated drafts stored as immutable, content-addressed workflow versions,
+//! with the capability snapshot each version pins ([`snapshot`]) and its drift against
+//! today's definition ([`drift`]).
 //!
 //! # Model
 //! Two kinds of stored thing, both write-once:
@@ -25,22 +27,24 @@
 //! [`AnyStorage`] is either, as `--registry` names it.
 
 mod directory;
+pub mod drift;
 pub mod oci;
+pub mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::SystemTime;
 
 use lwir_spec::Origin;
+use lwir_spec::canon::{canonical_bytes, sha256_of};
 use lwir_spec::ir::{Definition, Draft};
 use lwir_spec::time::rfc3339;
+use lwir_validators::pipeline::Validation;
 use serde::{Deserialize, Serialize};
 
 pub use directory::Directory;
 pub use oci::{Oci, OciUrl};
 
-use crate::canon::{canonical_bytes, sha256_of};
-use crate::pipeline::Validation;
 use crate::snapshot::{Change, Interface, ModelSlotSnapshot, Snapshot, ToolSnapshot, compare};
 
 /// The format tag of a registration record.
@@ -175,7 +179,7 @@ impl Registration {
         let definition = Definition::new(definition_doc.root());
         let snapshot = Snapshot::of_draft(&definition, &draft);
         let lwir = canonical_bytes(draft_doc.root());
-        let report = crate::render::json::value(validation);
+        let report = lwir_render::json::value(validation);
         let record = Record {
             format: RECORD_FORMAT.to_owned(),
             version: sha256_of(&lwir),

@@ -13,10 +13,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use lwir_spec::Node;
+use lwir_spec::canon::version_of;
 use lwir_spec::ir::{Definition, Draft, Quality, StepKind};
 use serde::{Deserialize, Serialize};
-
-use crate::canon::version_of;
 
 /// The tools and model slots a version depends on, as they were when it was registered.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -469,11 +468,11 @@ mod tests {
         let s = snapshot(&base());
         assert_eq!(
             s.tools[0].input.as_deref(),
-            Some(crate::canon::sha256_of(br#"{"type":"object"}"#).as_str())
+            Some(lwir_spec::canon::sha256_of(br#"{"type":"object"}"#).as_str())
         );
         assert_eq!(
             s.tools[0].description.as_deref(),
-            Some(crate::canon::sha256_of(br#""d""#).as_str())
+            Some(lwir_spec::canon::sha256_of(br#""d""#).as_str())
         );
     }
 

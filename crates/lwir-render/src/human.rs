@@ -37,7 +37,7 @@ impl Default for HumanOptions {
     }
 }
 
-/// The report for a terminal, of a [`Validation`](crate::pipeline::Validation) or any
+/// The report for a terminal, of a [`Validation`](lwir_validators::pipeline::Validation) or any
 /// [`Report`].
 pub fn render<'a>(report: impl Into<Report<'a>>, options: HumanOptions) -> String {
     let report = report.into();

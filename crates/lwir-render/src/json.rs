@@ -114,14 +114,14 @@ fn finding_views<'a>(report: &Report<'a>) -> Vec<FindingView<'a>> {
         .collect()
 }
 
-/// The JSON report, of a [`Validation`](crate::pipeline::Validation) or any [`Report`], as
-/// a value: what [`render`] prints, for a program that keeps it (a registration record).
+/// The JSON report, of a [`Validation`](lwir_validators::pipeline::Validation) or any [`Report`],
+/// as a value: what [`render`] prints, for a program that keeps it (a registration record).
 pub fn value<'a>(report: impl Into<Report<'a>>) -> serde_json::Value {
     // Serialising plain structs of strings and numbers cannot fail.
     serde_json::to_value(view(&report.into())).unwrap_or_default()
 }
 
-/// The JSON report, of a [`Validation`](crate::pipeline::Validation) or any [`Report`],
+/// The JSON report, of a [`Validation`](lwir_validators::pipeline::Validation) or any [`Report`],
 /// pretty-printed, without a trailing newline.
 pub fn render<'a>(report: impl Into<Report<'a>>) -> String {
     // Serialising plain structs of strings and numbers cannot fail.

@@ -12,8 +12,7 @@ pub mod terminal;
 use lwir_spec::finding::Summary;
 use lwir_spec::span::{LineColumn, Locator};
 use lwir_spec::{Finding, Origin, SpannedDocument};
-
-use crate::pipeline::Validation;
+use lwir_validators::pipeline::Validation;
 
 /// A file findings point into, as the renderers show it.
 #[derive(Clone, Copy, Debug)]

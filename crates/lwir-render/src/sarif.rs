@@ -190,7 +190,7 @@ struct ResultProperties<'a> {
     patch: Option<&'a [PatchOp]>,
 }
 
-/// The SARIF 2.1.0 log (of a [`Validation`](crate::pipeline::Validation), or any
+/// The SARIF 2.1.0 log (of a [`Validation`](lwir_validators::pipeline::Validation), or any
 /// [`Report`]), pretty-printed.
 pub fn render<'a>(report: impl Into<Report<'a>>) -> String {
     let report = report.into();

@@ -6,7 +6,7 @@
 //! - [`protocol`], [`process`] and [`harness`]: the planner, an external command speaking
 //!   `lwir-planner/1` over stdin/stdout, with a timeout and a size limit.
 //! - [`repair_loop`]: the bounded loop (validate → fixes → planner → …) and its report; it
-//!   registers and logs nothing of its own (`lwirc::session` is the compile session around it).
+//!   registers and logs nothing of its own (`lwir_session` is the compile session around it).
 //! - [`events`] and [`journal`]: the session's append-only event log, and replaying it to
 //!   resume a crashed session.
 //! - [`manifest`]: the PlannerManifest a planner session runs with, and its drift check.

@@ -2,7 +2,7 @@
 //! that a resumed session can tell whether anything changed underneath it.
 //!
 //! Every hash is `sha256:<hex>` over the RFC 8785 canonical JSON of its part; the parts are
-//! defined in `lwir-spec/README.md` (section "PlannerManifest"). The field names are a
+//! defined in `crates/lwir-spec/README.md` (section "PlannerManifest"). The field names are a
 //! contract (`harnessId`, `plannerModelSlotId`, …).
 
 use std::fmt;

@@ -1,8 +1,8 @@
 //! The planner protocol, `lwir-planner/1`: one JSON request on the planner's standard input,
 //! one JSON answer on its standard output.
 //!
-//! The wire format is specified in `lwir-spec/README.md` ("The planner protocol") with a JSON
-//! Schema, `lwir-spec/schema/planner-protocol-1.schema.json`, so that a planner can be
+//! The wire format is specified in `crates/lwir-spec/README.md` ("The planner protocol") with a JSON
+//! Schema, `crates/lwir-spec/schema/planner-protocol-1.schema.json`, so that a planner can be
 //! written in any language. Requests are built from these types; answers are read with the
 //! strict I-JSON reader of [`lwir_spec::document`], so an answer with duplicate keys or lone
 //! surrogates is never silently half-understood, and the draft inside an answer keeps its

@@ -1,5 +1,5 @@
 //! The planner protocol `lwir-planner/1` against its published JSON Schema
-//! (`lwir-spec/schema/planner-protocol-1.schema.json`): the requests lwirc serialises, the
+//! (`crates/lwir-spec/schema/planner-protocol-1.schema.json`): the requests lwirc serialises, the
 //! answers `parse_answer` accepts or rejects, the recorded answers of the issue-triage
 //! example, and the example planners in `examples/planners/`.
 
@@ -37,7 +37,9 @@ fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
 }
 
 fn repo_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
 }
 
 fn read_json(path: &str) -> Value {

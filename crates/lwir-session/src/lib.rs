@@ -8,22 +8,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use lwir_registry::{
+    Entry, NotRegistrable, Registered, Registration, Registry, RegistryError, Storage, StorageError,
+};
 use lwir_repair::events::{EventLog, LogError, SessionEvent, SessionFailed, WorkflowRegistered};
 use lwir_repair::files::write_atomically;
 use lwir_repair::fixes::{Check, Checked};
 use lwir_repair::harness::Planner;
 use lwir_repair::journal::{Journal, JournalError};
+use lwir_repair::manifest::{CapabilityDriftError, PlannerManifest};
 use lwir_repair::process::Limits;
 use lwir_repair::repair_loop::{Bounds, Context, Outcome, Start};
+use lwir_spec::canon::sha256_of;
 use lwir_spec::{Finding, Origin};
+use lwir_validators::pipeline::{self, Definition, Source, Validation};
 use serde_json::Value;
-
-use crate::canon::sha256_of;
-use crate::manifest::{CapabilityDriftError, PlannerManifest};
-use crate::pipeline::{self, Definition, Source, Validation};
-use crate::registry::{
-    Entry, NotRegistrable, Registered, Registration, Registry, RegistryError, Storage, StorageError,
-};
 
 /// The repair loop's checker: the whole validation pipeline against one definition, read
 /// and checked once.
@@ -83,7 +82,7 @@ impl Check for PipelineCheck {
 
 /// What the repair loop needs of a validation.
 pub fn checked(mut validation: Validation) -> Checked {
-    let findings_json = crate::render::json::findings(&validation);
+    let findings_json = lwir_render::json::findings(&validation);
     let state = match validation.digest.take() {
         // The digest of the canonical draft, hashed beside the validation.
         Some(digest) => digest,
@@ -186,7 +185,7 @@ impl Prepared {
             return Err(Box::new(validation));
         };
         let value = document.root().to_json();
-        let manifest = PlannerManifest::of(document.root(), crate::manifest::harness_id());
+        let manifest = PlannerManifest::of(document.root(), lwir_repair::manifest::harness_id());
         let name = value
             .get("name")
             .and_then(Value::as_str)

@@ -1661,7 +1661,7 @@ code_table! {
     /// ## What it does
     /// An answer is an object with `"kind": "draft"` and an object `lwir`, or
     /// `"kind": "attention"` and a string `rationale` (schema:
-    /// `lwir-spec/schema/planner-protocol-1.schema.json`). Anything else is this finding,
+    /// `crates/lwir-spec/schema/planner-protocol-1.schema.json`). Anything else is this finding,
     /// naming what is missing or wrong.
     ///
     /// ## Why it matters
@@ -2009,7 +2009,7 @@ code_table! {
     ///
     /// ## What it does
     /// `lwirc goal run` starts the `--runner` command once per attempt, without a shell (the
-    /// planner's rules: `lwir-spec/README.md` §8.1). Reported, and recorded as the attempt's
+    /// planner's rules: `crates/lwir-spec/README.md` §8.1). Reported, and recorded as the attempt's
     /// failure, when the program does not exist or is not executable.
     ///
     /// ## Why it matters
@@ -2151,7 +2151,7 @@ code_table! {
 pub fn reference_markdown() -> String {
     let mut out = String::from(
         "# Finding codes\n\n\
-         Generated from the code table in `lwir-spec/src/codes.rs`; do not edit by hand \
+         Generated from the code table in `crates/lwir-spec/src/codes.rs`; do not edit by hand \
          (`UPDATE_DOCS=1 cargo test -p lwir-spec --test docs` rewrites it). \
          `lwirc explain CODE` prints the same text.\n\n\
          | code | name | validator | severity | summary |\n|---|---|---|---|---|\n",

@@ -1,7 +1,7 @@
 //! The meta JSON Schemas (draft 2020-12) of LWIR documents and WorkflowDefinitions, and
 //! the JSON Schema subset that schemas *inside* those documents may use.
 //!
-//! The schema files live in `lwir-spec/schema/` for editors (point a `$schema` or an
+//! The schema files live in `crates/lwir-spec/schema/` for editors (point a `$schema` or an
 //! editor's JSON Schema mapping at them) and are compiled into the crate from there.
 
 /// The meta-schema of an LWIR version 1 document (`draft.json`).

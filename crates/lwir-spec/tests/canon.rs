@@ -1,8 +1,8 @@
-//! RFC 8785 canonicalization and content hashing (`lwirc::canon`).
+//! RFC 8785 canonicalization and content hashing (`lwir_spec::canon`).
 
+use lwir_spec::canon::{canonical_bytes, canonicalize, version_of, write_canonical};
 use lwir_spec::document::{Number, read};
 use lwir_spec::{Code, Node, Span, Value};
-use lwirc::canon::{canonical_bytes, canonicalize, version_of, write_canonical};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 

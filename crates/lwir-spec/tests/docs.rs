@@ -4,7 +4,7 @@ use std::path::Path;
 
 #[test]
 fn codes_reference_is_up_to_date() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/codes.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/codes.md");
     let expected = lwir_spec::codes::reference_markdown();
     if std::env::var_os("UPDATE_DOCS").is_some() {
         std::fs::write(&path, &expected).unwrap();
@@ -22,7 +22,7 @@ fn spec_lists_the_current_function_whitelist() {
     let text = std::fs::read_to_string(&path).unwrap();
     let (start, end) = ("<!-- functions:start -->\n", "<!-- functions:end -->");
     let (Some(a), Some(b)) = (text.find(start), text.find(end)) else {
-        panic!("lwir-spec/README.md lacks the functions markers");
+        panic!("crates/lwir-spec/README.md lacks the functions markers");
     };
     let table = lwir_spec::expr::functions::reference_markdown();
     let expected = format!("{}{start}{table}{}", &text[..a], &text[b..]);
@@ -32,6 +32,6 @@ fn spec_lists_the_current_function_whitelist() {
     let actual = std::fs::read_to_string(&path).unwrap();
     assert!(
         actual == expected,
-        "the function table in lwir-spec/README.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test docs`"
+        "the function table in crates/lwir-spec/README.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test docs`"
     );
 }

@@ -10,6 +10,9 @@
 //! | [`expr`] | expressions: syntax, whitelist, scopes, types (`scope`, `typer`, `calls`, `plan`) |
 //! | [`compat`] | values flowing into schemas (LW501, LW502), for `expr` |
 //! | `graph` | ids, `after`, data references, cycles, the workflow name and the bounds |
+//!
+//! [`pipeline`] is the validation pipeline over them: the bytes of a draft and of its
+//! definition in, the findings and the draft's version out.
 
 use lwir_spec::finding::sort_findings;
 use lwir_spec::ir::{Definition, Draft};
@@ -22,6 +25,7 @@ pub mod expr;
 mod graph;
 mod literal;
 mod model;
+pub mod pipeline;
 pub mod shape;
 mod subset;
 pub mod types;

@@ -16,7 +16,7 @@ pub struct Source {
 }
 
 /// A workflow definition read and checked once: its document, and its own findings (the
-/// reader's and [`lwir_validators::validate_definition`]'s), which no draft changes. Any
+/// reader's and [`crate::validate_definition`]'s), which no draft changes. Any
 /// number of drafts are validated against one ([`validate_against`]) without reading it
 /// again.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ impl Definition {
         let mut findings: Vec<Finding> = findings.into_iter().map(Finding::in_definition).collect();
         let document = match read {
             Ok(doc) => {
-                findings.extend(lwir_validators::validate_definition(&doc));
+                findings.extend(crate::validate_definition(&doc));
                 Some(doc)
             }
             Err(bytes) => {
@@ -90,7 +90,7 @@ pub struct Validation {
     /// loop. Hashed beside the validation, at no cost in wall time.
     pub digest: Option<String>,
     /// The compiled expression plan: every expression and template, typed, with its cost.
-    pub plan: lwir_validators::expr::Plan,
+    pub plan: crate::expr::Plan,
     draft_document: Option<SpannedDocument>,
     /// Made by [`validate_definition`]: there is no draft (`draft` names the definition).
     definition_only: bool,
@@ -192,7 +192,7 @@ pub fn validate_definition(definition: Source) -> Validation {
         definition: Some(definition),
         version: None,
         digest: None,
-        plan: lwir_validators::expr::Plan::default(),
+        plan: crate::expr::Plan::default(),
         draft_document: None,
         definition_only: true,
     }
@@ -240,7 +240,7 @@ fn run_read(
 
     let mut version = None;
     let mut digest = None;
-    let mut plan = lwir_validators::expr::Plan::default();
+    let mut plan = crate::expr::Plan::default();
     if let Some(doc) = &draft_doc {
         // The version is hashed beside the validation (it is kept only when there is no
         // error): the two share nothing but the tree they read.
@@ -248,8 +248,8 @@ fn run_read(
             let hashing = std::thread::Builder::new()
                 .name("lwirc-version".into())
                 .stack_size(8 * 1024 * 1024)
-                .spawn_scoped(scope, || crate::canon::version_of(doc.root()));
-            let report = lwir_validators::check_draft(doc, definition_doc, with_plan);
+                .spawn_scoped(scope, || lwir_spec::canon::version_of(doc.root()));
+            let report = crate::check_draft(doc, definition_doc, with_plan);
             let hashed = hashing.ok().and_then(|h| h.join().ok());
             (report, hashed)
         });
@@ -260,7 +260,7 @@ fn run_read(
             found.retain(|f| f.code != Code::DefinitionNotProvided);
         }
         findings.extend(found);
-        let hashed = hashed.unwrap_or_else(|| crate::canon::version_of(doc.root()));
+        let hashed = hashed.unwrap_or_else(|| lwir_spec::canon::version_of(doc.root()));
         if !findings.iter().any(Finding::is_error) {
             version = Some(hashed.clone());
         }

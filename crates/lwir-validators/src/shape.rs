@@ -89,7 +89,7 @@ fn proposal_meta() -> &'static MetaSchema {
     meta(MetaKind::Proposal, GOAL_META_SCHEMA, &CELL)
 }
 
-/// A goal file against its meta-schema (`lwir-spec/schema/goal-1.schema.json`): every
+/// A goal file against its meta-schema (`crates/lwir-spec/schema/goal-1.schema.json`): every
 /// finding, with codes of the shape range (LW101–LW106), pointers and spans into `doc`.
 pub fn check_goal_file(doc: &SpannedDocument) -> Vec<Finding> {
     let mut out = Vec::new();

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use lwirc::canon::{canonical_bytes, canonicalize, sha256_of, version_of};
+use lwir_spec::canon::{canonical_bytes, canonicalize, sha256_of, version_of};
 
 /// A pretty-printed document of workflow-like steps (strings, integers, doubles, nested
 /// schemas, non-ASCII text) whose steps alone take `target` bytes when pretty-printed on

@@ -20,7 +20,7 @@ fn bench(c: &mut Criterion) {
     std::fs::write(dir.path().join("workflow.json"), definition(1_000)).unwrap();
     let path = dir.path().join("draft.json");
     let text = String::from_utf8(draft(1_000)).unwrap();
-    let uri = lwirc::lsp::path_uri(&path).as_str().to_owned();
+    let uri = lwir_lsp::path_uri(&path).as_str().to_owned();
     // One character of a prompt in the middle of the draft, typed and typed back.
     let at = text.match_indices("Classify:").nth(200).unwrap().0;
     let line = text[..at].matches('\n').count() as u32;
@@ -28,7 +28,7 @@ fn bench(c: &mut Criterion) {
 
     let (server, client) = Connection::memory();
     let handle = std::thread::spawn(move || {
-        let ended = lwirc::lsp::serve(&server, lwirc::lsp::Config::default());
+        let ended = lwir_lsp::serve(&server, lwir_lsp::Config::default());
         drop(server);
         ended
     });

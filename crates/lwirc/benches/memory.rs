@@ -154,7 +154,7 @@ fn main() {
         None => temporary.path().to_owned(),
     };
     let triage =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage/workflow.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/issue-triage/workflow.json");
 
     // The baseline: the binary's own resident set on a tiny document.
     let tiny = dir.join("tiny.json");

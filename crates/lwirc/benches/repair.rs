@@ -13,8 +13,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use lwir_repair::fixes::{Check, FixStop, Seen, apply_safe_fixes};
-use lwirc::pipeline::Source;
-use lwirc::session::PipelineCheck;
+use lwir_session::PipelineCheck;
+use lwir_validators::pipeline::Source;
 
 mod generated;
 use generated::{definition, misspelt_draft};

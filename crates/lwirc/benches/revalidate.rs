@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use lwirc::pipeline::{Definition, Source, validate_against};
+use lwir_validators::pipeline::{Definition, Source, validate_against};
 
 mod generated;
 use generated::{definition, draft};

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lwirc::pipeline::{Source, validate};
+use lwir_validators::pipeline::{Source, validate};
 
 mod generated;
 use generated::{definition, draft};

@@ -72,7 +72,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let error = format!("{error:#}");
-            eprintln!("lwirc: {}", lwirc::render::terminal::sanitize(&error));
+            eprintln!("lwirc: {}", lwir_render::terminal::sanitize(&error));
             ExitCode::from(exit::USAGE)
         }
     }

@@ -564,7 +564,7 @@ fn a_log_written_by_an_earlier_lwirc_still_resumes() {
     let s = example_setup();
     let session = s.session("old");
     std::fs::create_dir_all(&session).unwrap();
-    let old = root().join("compiler/tests/data/session-in-flight/events.jsonl");
+    let old = root().join("crates/lwirc/tests/data/session-in-flight/events.jsonl");
     std::fs::copy(&old, session.join("events.jsonl")).unwrap();
     let out = s.compile(&session, &["--resume"]).output().unwrap();
     assert_exit(&out, 0);

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use lwirc::pipeline::{self, Definition, Source};
+use lwir_validators::pipeline::{self, Definition, Source};
 use serde_json::{Value, json};
 
 /// The example definition with three problems of its own: a planner naming a slot it does
@@ -117,8 +117,8 @@ fn a_definition_read_once_validates_many_drafts() {
         assert_eq!(once.findings, each.findings);
         assert_eq!(once.version, each.version);
         assert_eq!(
-            lwirc::render::json::render(&once),
-            lwirc::render::json::render(&each)
+            lwir_render::json::render(&once),
+            lwir_render::json::render(&each)
         );
     }
 }

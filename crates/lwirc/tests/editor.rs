@@ -20,7 +20,7 @@ fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
         skip_note!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
         return;
     }
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/issue-triage");
     let dir = tempfile::tempdir().unwrap();
     for name in ["draft-with-mistakes.json", "workflow.json"] {
         std::fs::copy(examples.join(name), dir.path().join(name)).unwrap();

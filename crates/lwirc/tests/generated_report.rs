@@ -6,7 +6,7 @@
 #[path = "../benches/generated/mod.rs"]
 mod generated;
 
-use lwirc::pipeline::{self, Source};
+use lwir_validators::pipeline::{self, Source};
 
 /// The draft with a mistake in every 7th and every 11th step.
 fn with_mistakes(draft: Vec<u8>) -> Vec<u8> {
@@ -39,7 +39,7 @@ fn the_report_of_a_generated_10000_step_draft_is_unchanged() {
             bytes: generated::definition(10_000),
         }),
     );
-    let report = lwirc::render::json::render(&validation);
+    let report = lwir_render::json::render(&validation);
     let json: serde_json::Value = serde_json::from_str(&report).unwrap();
     let findings = json["findings"].as_array().unwrap();
     let mut summary = format!(

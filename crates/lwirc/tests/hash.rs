@@ -30,7 +30,7 @@ fn hash_is_the_sha256_of_the_canonical_bytes_and_the_validated_version() {
     assert_exit(&hash, 0);
     assert_eq!(
         stdout(&hash),
-        format!("{}\n", lwirc::canon::sha256_of(&canon.stdout))
+        format!("{}\n", lwir_spec::canon::sha256_of(&canon.stdout))
     );
     let report = lwirc(
         tmp.path(),

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
-use lwirc::lsp::{self, Config, Ended};
+use lwir_lsp::{self as lsp, Config, Ended};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -182,6 +182,8 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
+        .parent()
+        .unwrap()
         .to_path_buf()
 }
 
@@ -190,7 +192,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn uri(path: &Path) -> String {
-    lwirc::lsp::path_uri(path).as_str().to_owned()
+    lwir_lsp::path_uri(path).as_str().to_owned()
 }
 
 fn read(path: &Path) -> String {
@@ -266,12 +268,12 @@ fn position_of(text: &str, needle: &str, extra: usize) -> Value {
 }
 
 fn validate_codes(text: &str) -> Vec<String> {
-    let validation = lwirc::pipeline::validate(
-        lwirc::pipeline::Source {
+    let validation = lwir_validators::pipeline::validate(
+        lwir_validators::pipeline::Source {
             name: "draft.json".into(),
             bytes: text.as_bytes().to_vec(),
         },
-        Some(lwirc::pipeline::Source {
+        Some(lwir_validators::pipeline::Source {
             name: "workflow.json".into(),
             bytes: std::fs::read(example("workflow.json")).unwrap(),
         }),

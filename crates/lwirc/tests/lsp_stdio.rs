@@ -73,11 +73,11 @@ impl Server {
 #[test]
 fn the_binary_serves_diagnostics_over_stdio_and_exits_cleanly() {
     let draft = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../examples/issue-triage/draft-with-mistakes.json")
+        .join("../../examples/issue-triage/draft-with-mistakes.json")
         .canonicalize()
         .unwrap();
     let mut server = Server::start();
-    let uri = lwirc::lsp::path_uri(&draft).as_str().to_owned();
+    let uri = lwir_lsp::path_uri(&draft).as_str().to_owned();
     server.send(Notification::new(
         "textDocument/didOpen".into(),
         json!({ "textDocument": { "uri": uri, "languageId": "json", "version": 1,

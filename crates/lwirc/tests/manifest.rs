@@ -1,16 +1,16 @@
 //! `lwirc manifest` and the PlannerManifest comparison: the contract's field names, each
-//! hash as `lwir-spec/README.md` defines it (checked against an independent RFC 8785
+//! hash as `crates/lwir-spec/README.md` defines it (checked against an independent RFC 8785
 //! implementation), and drift naming each differing field.
 
 mod common;
 
 use common::*;
-use lwirc::manifest::{PlannerManifest, compare};
+use lwir_repair::manifest::{PlannerManifest, compare};
 use serde_json::{Value, json};
 
 /// `sha256:` of the RFC 8785 form of `value`, by `serde_json_canonicalizer`.
 fn jcs_hash(value: &Value) -> String {
-    lwirc::canon::sha256_of(&serde_json_canonicalizer::to_vec(value).unwrap())
+    lwir_spec::canon::sha256_of(&serde_json_canonicalizer::to_vec(value).unwrap())
 }
 
 fn manifest_of(dir: &std::path::Path, definition: &Value) -> Value {

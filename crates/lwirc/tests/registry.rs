@@ -209,7 +209,7 @@ fn the_record_holds_the_snapshot_and_the_validation() {
         let bytes =
             serde_json_canonicalizer::to_vec(&definition["tools"]["github.add_label"][part])
                 .unwrap();
-        assert_eq!(tool[part], lwirc::canon::sha256_of(&bytes), "{part}");
+        assert_eq!(tool[part], lwir_spec::canon::sha256_of(&bytes), "{part}");
     }
     let fast = &record["model_snapshot"][1];
     assert_eq!(fast["id"], "fast");
@@ -218,7 +218,7 @@ fn the_record_holds_the_snapshot_and_the_validation() {
     assert_eq!(fast["capabilities"], serde_json::json!(["json_output"]));
     assert_eq!(fast["context_tokens"], 32000);
     let slot = serde_json_canonicalizer::to_vec(&definition["models"]["fast"]).unwrap();
-    assert_eq!(fast["hash"], lwirc::canon::sha256_of(&slot));
+    assert_eq!(fast["hash"], lwir_spec::canon::sha256_of(&slot));
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn versions_are_found_by_unique_prefix_and_ambiguity_lists_the_candidates() {
         ],
     );
     assert_exit(&lwir, 0);
-    assert_eq!(lwirc::canon::sha256_of(&lwir.stdout), a);
+    assert_eq!(lwir_spec::canon::sha256_of(&lwir.stdout), a);
 
     let ambiguous = show(&hex_of(&a)[..1]);
     assert_exit(&ambiguous, 1);
@@ -531,7 +531,7 @@ fn an_interrupted_write_never_leaves_an_object_that_verify_accepts() {
     // later registration of the same draft adopts.
     let draft = variant(tmp.path(), 1);
     let canonical = lwirc(tmp.path(), &["canon", &draft]).stdout;
-    let version = lwirc::canon::sha256_of(&canonical);
+    let version = lwir_spec::canon::sha256_of(&canonical);
     fs::write(objects(tmp.path()).join(hex_of(&version)), &canonical).unwrap();
     let out = verify();
     assert_exit(&out, 0);
@@ -549,7 +549,7 @@ fn an_interrupted_write_never_leaves_an_object_that_verify_accepts() {
     // could leave) is corrupt: verify fails and registration refuses to build on it.
     let draft = variant(tmp.path(), 2);
     let canonical = lwirc(tmp.path(), &["canon", &draft]).stdout;
-    let version = lwirc::canon::sha256_of(&canonical);
+    let version = lwir_spec::canon::sha256_of(&canonical);
     let target = objects(tmp.path()).join(hex_of(&version));
     fs::write(&target, &canonical[..canonical.len() / 2]).unwrap();
     let out = verify();

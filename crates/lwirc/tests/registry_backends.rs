@@ -25,7 +25,7 @@ fn lwirc() -> Command {
 }
 
 fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/issue-triage")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/issue-triage")
 }
 
 /// A registry to test: its location and, for tampering, where its bytes are.

@@ -506,11 +506,11 @@ fn findings_after_fixes_point_into_the_fixed_text() {
     let (mistyped, _) = mistyped_text();
     let draft = mistyped.replace(r#""github.add_label""#, r#""nothing.at_all""#);
     let typed_at = draft.find(r#""nothing.at_all""#).unwrap();
-    let definition = lwirc::pipeline::Source {
+    let definition = lwir_validators::pipeline::Source {
         name: "workflow.json".into(),
         bytes: std::fs::read(example("workflow.json")).unwrap(),
     };
-    let mut check = lwirc::session::PipelineCheck::new(definition, "draft.json");
+    let mut check = lwir_session::PipelineCheck::new(definition, "draft.json");
     let checked = check.check(draft.as_bytes());
     let mut seen = Seen::default();
     seen.visit(&checked);

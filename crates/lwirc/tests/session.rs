@@ -1,4 +1,4 @@
-//! The compile session as a library (`lwirc::session::compile`): driven by any `Planner`
+//! The compile session as a library (`lwir_session::compile`): driven by any `Planner`
 //! and any registry, as the goals layer, a model harness or an editor server drive it.
 
 mod common;
@@ -6,13 +6,13 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use lwir_registry::Registry;
 use lwir_repair::events::{self, SessionEvent};
 use lwir_repair::harness::{Planner, PlannerFailure, Response};
 use lwir_repair::process::Limits;
 use lwir_repair::protocol::{Request, parse_answer};
-use lwirc::pipeline::Source;
-use lwirc::registry::Registry;
-use lwirc::session::{self, End, Observer, Prepared, Settings};
+use lwir_session::{self as session, End, Observer, Prepared, Settings};
+use lwir_validators::pipeline::Source;
 
 /// Answers call `n` with the `n`-th of `answers` (the example's recorded planner answers),
 /// and `attention` after them.

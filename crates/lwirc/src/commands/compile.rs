@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
+use lwir_render::terminal::sanitize;
 use lwir_repair::repair_loop::Bounds;
-use lwirc::render::terminal::sanitize;
-use lwirc::session::{self, Compiled, End, Observer, SessionError, Settings};
+use lwir_session::{self as session, Compiled, End, Observer, SessionError, Settings};
 
 use super::planning::{self, PlannerArgs, ReportFormat};
 use super::{open_registry, print, read_json, read_source};
@@ -33,7 +33,7 @@ use crate::exit;
 /// PlannerManifest is computed again; if the definition, its tools, the system prompt, the
 /// skills or the planner slot changed, the session fails closed (exit 3) naming the fields.
 ///
-/// The planner protocol (`lwir-planner/1`) is in `lwir-spec/README.md` §8; example planners
+/// The planner protocol (`lwir-planner/1`) is in `crates/lwir-spec/README.md` §8; example planners
 /// are in `examples/planners/`.
 ///
 /// Exit status: 0 registered, 1 not converged, refused by the registry, or errors in the

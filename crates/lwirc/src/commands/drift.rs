@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use lwirc::drift;
-use lwirc::registry::RegistryError;
-use lwirc::render::{File, Report};
+use lwir_registry::RegistryError;
+use lwir_registry::drift;
+use lwir_render::{File, Report};
 
 use super::{ColorChoice, Format, open_registry, print, read_source, registry_failure};
 use crate::exit;

@@ -1,9 +1,9 @@
 //! `lwirc eval`: evaluate one expression against an input, as a runtime would.
 
+use lwir_render::terminal::{excerpt, sanitize};
 use lwir_spec::expr::eval::{self, Bindings, Val};
 use lwir_spec::expr::parse_expression;
 use lwir_spec::span::Span;
-use lwirc::render::terminal::{excerpt, sanitize};
 
 use super::{print, read_json};
 use crate::exit;

@@ -10,11 +10,11 @@ use lwir_goals::goal::{Dispatch, Goals, Replanned, Report as WorkReport};
 use lwir_goals::projection::{Projection, WorkView};
 use lwir_goals::runner::ProcessRunner;
 use lwir_goals::store::{Directory, Store};
+use lwir_goals::templates::RegistryTemplates;
+use lwir_render::terminal::{excerpt, sanitize};
+use lwir_render::{File, Report};
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::SpannedDocument;
-use lwirc::render::terminal::{excerpt, sanitize};
-use lwirc::render::{File, Report};
-use lwirc::templates::RegistryTemplates;
 
 use super::{ColorChoice, Format, open_registry, print, read_source};
 use crate::exit;

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use lwir_goals::goal::Goals;
 use lwir_goals::store::{Store, StoreError};
-use lwirc::render::terminal::sanitize;
-use lwirc::templates::RegistryTemplates;
+use lwir_goals::templates::RegistryTemplates;
+use lwir_render::terminal::sanitize;
 
 use super::goal::open_store;
 use super::open_registry;

@@ -1,6 +1,6 @@
 //! `lwirc hash`: the content hash of a JSON file, `sha256:` + SHA-256 of its canonical bytes.
 
-use lwirc::canon::sha256_of;
+use lwir_spec::canon::sha256_of;
 
 use super::{canonical_or_report, print};
 use crate::exit;

@@ -1,6 +1,6 @@
 //! `lwirc lsp`: the language server, over standard input and output.
 
-use lwirc::lsp::{self, Config, Ended};
+use lwir_lsp::{self as lsp, Config, Ended};
 
 use crate::exit;
 

@@ -1,7 +1,7 @@
 //! `lwirc manifest`: the PlannerManifest of a workflow definition.
 
 use anyhow::Context;
-use lwirc::manifest::{PlannerManifest, harness_id};
+use lwir_repair::manifest::{PlannerManifest, harness_id};
 
 use super::{print, read_json, read_source};
 use crate::exit;
@@ -13,7 +13,7 @@ use crate::exit;
 /// (`planner.system`), `skillsHash` (every skill's `{name, description}` frontmatter, in
 /// order), `workflowDefinitionHash` (the whole definition), `globalToolsHash` (the `tools`
 /// object) and `memoryStoreIds` (`planner.memory_stores`). Each hash is `sha256:<hex>` over
-/// the RFC 8785 canonical JSON of its part (`lwir-spec/README.md`, "PlannerManifest").
+/// the RFC 8785 canonical JSON of its part (`crates/lwir-spec/README.md`, "PlannerManifest").
 ///
 /// With `--against RECORDED`, also compares with a manifest printed earlier (the one a
 /// session started with) and names every field that differs (exit 3).

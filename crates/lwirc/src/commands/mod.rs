@@ -21,11 +21,11 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use lwir_render::terminal::sanitize;
+use lwir_render::{File, Report, human};
 use lwir_spec::SpannedDocument;
 use lwir_spec::document;
-use lwirc::pipeline::Source;
-use lwirc::render::terminal::sanitize;
-use lwirc::render::{File, Report, human};
+use lwir_validators::pipeline::Source;
 
 /// Reads `path`, or standard input for `-`. A file larger than the reader reads
 /// ([`document::MAX_BYTES`]) is refused before it is read.
@@ -146,7 +146,7 @@ pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
 /// error.
 pub(crate) fn canonical_or_report(path: &str) -> anyhow::Result<Option<Vec<u8>>> {
     let source = read_source(path)?;
-    let canonical = lwirc::canon::canonicalize(&source.bytes);
+    let canonical = lwir_spec::canon::canonicalize(&source.bytes);
     if canonical.is_none() {
         // Not clean I-JSON: read it again, the usual way, which reports the findings.
         document_or_report(source);
@@ -210,8 +210,8 @@ impl Format {
                     ..Default::default()
                 },
             ),
-            Format::Json => lwirc::render::json::render(report) + "\n",
-            Format::Sarif => lwirc::render::sarif::render(report) + "\n",
+            Format::Json => lwir_render::json::render(report) + "\n",
+            Format::Sarif => lwir_render::sarif::render(report) + "\n",
         }
     }
 }
@@ -255,23 +255,20 @@ pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
 pub(crate) fn open_registry(
     flag: Option<PathBuf>,
     must_exist: bool,
-) -> anyhow::Result<(
-    lwirc::registry::Registry<lwirc::registry::AnyStorage>,
-    String,
-)> {
+) -> anyhow::Result<(lwir_registry::Registry<lwir_registry::AnyStorage>, String)> {
     let location = registry_dir(flag);
     let text = location.to_string_lossy().into_owned();
-    let storage = lwirc::registry::AnyStorage::parse(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let storage = lwir_registry::AnyStorage::parse(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
     let name = match &storage {
-        lwirc::registry::AnyStorage::Directory(d) => {
+        lwir_registry::AnyStorage::Directory(d) => {
             if must_exist {
                 existing_registry(d.root())?;
             }
             d.root().display().to_string()
         }
-        lwirc::registry::AnyStorage::Oci(o) => o.url().display(),
+        lwir_registry::AnyStorage::Oci(o) => o.url().display(),
     };
-    Ok((lwirc::registry::Registry::new(storage), name))
+    Ok((lwir_registry::Registry::new(storage), name))
 }
 
 /// Fails (a usage error, exit 2) naming `dir` when there is no registry there: reading a
@@ -291,8 +288,8 @@ pub(crate) fn existing_registry(dir: &std::path::Path) -> anyhow::Result<()> {
 /// A storage failure as an error that says its cause once: a [`StorageError`]'s message
 /// already ends with the OS error, which is also its `source` (that `{:#}` would repeat).
 ///
-/// [`StorageError`]: lwirc::registry::StorageError
-pub(crate) fn storage_error(e: lwirc::registry::StorageError) -> anyhow::Error {
+/// [`StorageError`]: lwir_registry::StorageError
+pub(crate) fn storage_error(e: lwir_registry::StorageError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
@@ -303,13 +300,13 @@ pub(crate) fn registry_failure(outcome: anyhow::Result<u8>) -> anyhow::Result<u8
         Ok(code) => return Ok(code),
         Err(error) => error,
     };
-    match error.downcast::<lwirc::registry::RegistryError>() {
-        Ok(lwirc::registry::RegistryError::Storage(e)) => Err(storage_error(e)),
+    match error.downcast::<lwir_registry::RegistryError>() {
+        Ok(lwir_registry::RegistryError::Storage(e)) => Err(storage_error(e)),
         Ok(e) => {
             eprintln!("lwirc: {}", sanitize(&e.to_string()));
             Ok(crate::exit::FINDINGS)
         }
-        Err(other) => match other.downcast::<lwirc::registry::StorageError>() {
+        Err(other) => match other.downcast::<lwir_registry::StorageError>() {
             Ok(e) => Err(storage_error(e)),
             Err(other) => Err(other),
         },
@@ -326,5 +323,5 @@ pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::
 /// Where `lwirc repair` keeps what the built-in model harness records (its turns, its
 /// scratch space): a new directory under `.lwir/sessions/`, as a compile session's.
 pub(crate) fn repair_record_dir() -> PathBuf {
-    lwirc::session::new_session_dir(std::path::Path::new(".lwir/sessions"))
+    lwir_session::new_session_dir(std::path::Path::new(".lwir/sessions"))
 }

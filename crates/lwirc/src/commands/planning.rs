@@ -4,15 +4,15 @@
 use std::path::Path;
 use std::time::Duration;
 
+use lwir_render::terminal::sanitize;
+use lwir_render::{File, Report, human};
 use lwir_repair::events::{LoggedFinding, SessionEvent};
 use lwir_repair::fixes::AppliedFix;
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_repair::repair_loop::{Bounds, Outcome};
+use lwir_session::{PipelineCheck, Prepared};
 use lwir_spec::{Applicability, Severity};
-use lwirc::pipeline::Source;
-use lwirc::render::terminal::sanitize;
-use lwirc::render::{File, Report, human};
-use lwirc::session::{PipelineCheck, Prepared};
+use lwir_validators::pipeline::Source;
 use serde_json::{Value, json};
 
 use super::{ColorChoice, print, stderr_color};
@@ -104,8 +104,8 @@ impl PlannerArgs {
     /// mounts.
     pub(crate) fn adjust_manifest(&self, prepared: &mut Prepared) {
         if self.planner_url.is_some() {
-            prepared.manifest.harness_id = lwirc::model::harness_id();
-            prepared.manifest.memory_store_ids = lwirc::model::MEMORY_STORES
+            prepared.manifest.harness_id = lwir_model::harness_id();
+            prepared.manifest.memory_store_ids = lwir_model::MEMORY_STORES
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect();
@@ -158,7 +158,7 @@ impl PlannerArgs {
             let Some(process) = process else {
                 anyhow::bail!("give --planner CMD or --planner-url URL");
             };
-            return Ok(Box::new(lwirc::model::Delegating {
+            return Ok(Box::new(lwir_model::Delegating {
                 process,
                 model: None,
             }));
@@ -184,7 +184,7 @@ impl PlannerArgs {
             .memory
             .clone()
             .unwrap_or_else(|| Path::new(".lwir/memory").to_path_buf());
-        let config = lwirc::model::ModelConfig {
+        let config = lwir_model::ModelConfig {
             url: url.clone(),
             model: self.model(prepared)?,
             key: std::env::var("OPENAI_API_KEY")
@@ -193,7 +193,7 @@ impl PlannerArgs {
             max_turns: self.max_model_turns,
             max_tool_calls: self.max_tool_calls,
             timeout: limits.timeout,
-            places: lwirc::model::Places {
+            places: lwir_model::Places {
                 skills,
                 workflow_memory: memory.join("workflow").join(&prepared.name),
                 org_memory: memory.join("org"),
@@ -203,7 +203,7 @@ impl PlannerArgs {
             resume,
         };
         let planner =
-            lwirc::model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value)
+            lwir_model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value)
                 .map_err(|e| anyhow::anyhow!("the model turn log of the session: {e}"))?;
         lwir_repair::files::create_dirs(&session_dir.join("model"))?;
         super::write_atomically(
@@ -211,7 +211,7 @@ impl PlannerArgs {
             planner.system_prompt().as_bytes(),
         )?;
         Ok(match process {
-            Some(process) => Box::new(lwirc::model::Delegating {
+            Some(process) => Box::new(lwir_model::Delegating {
                 process,
                 model: Some(planner),
             }),
@@ -231,7 +231,7 @@ impl PlannerArgs {
 
     /// The definition's bounds with the flags' overrides.
     pub(crate) fn bounds(&self, definition: &Value) -> Bounds {
-        lwirc::session::bounds_of(definition, self.max_attempts, self.max_planner_calls)
+        lwir_session::bounds_of(definition, self.max_attempts, self.max_planner_calls)
     }
 }
 
@@ -406,14 +406,14 @@ pub(crate) fn report(
             });
             if let Some(dir) = session {
                 out["session"] = json!(dir.display().to_string());
-                if let Some(usage) = lwirc::model::usage(&dir.join("model")) {
+                if let Some(usage) = lwir_model::usage(&dir.join("model")) {
                     out["model_usage"] = serde_json::to_value(usage)?;
                 }
             }
             print(&(serde_json::to_string_pretty(&out)? + "\n"))
         }
         ReportFormat::Human => {
-            if let Some(usage) = session.and_then(|dir| lwirc::model::usage(&dir.join("model")))
+            if let Some(usage) = session.and_then(|dir| lwir_model::usage(&dir.join("model")))
                 && !args.quiet
             {
                 eprintln!(

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use lwirc::pipeline;
-use lwirc::registry::{Registered, Registration, RegistryError};
-use lwirc::render::human;
-use lwirc::render::terminal::sanitize;
+use lwir_registry::{Registered, Registration, RegistryError};
+use lwir_render::human;
+use lwir_render::terminal::sanitize;
+use lwir_validators::pipeline;
 
 use super::{ColorChoice, DraftArgs, open_registry, print, stderr_color};
 use crate::exit;

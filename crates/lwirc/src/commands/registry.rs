@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use lwirc::registry::{AnyStorage, Registry, RegistryError};
-use lwirc::render::terminal::{excerpt, sanitize};
+use lwir_registry::{AnyStorage, Registry, RegistryError};
+use lwir_render::terminal::{excerpt, sanitize};
 use serde::Serialize;
 
 use super::{open_registry, print, print_bytes, registry_failure};

@@ -2,7 +2,7 @@
 
 use lwir_repair::journal::Journal;
 use lwir_repair::repair_loop::{self, Context, Start};
-use lwirc::session::PipelineCheck;
+use lwir_session::PipelineCheck;
 use serde_json::Value;
 
 use super::planning::{self, PlannerArgs};
@@ -20,7 +20,7 @@ use crate::exit;
 /// kept failing validation). `maybe-incorrect` fixes are never applied unattended.
 ///
 /// The planner is any program that reads one JSON request on standard input and prints one
-/// JSON answer (protocol `lwir-planner/1`, see `lwir-spec/README.md` §8). It is run without
+/// JSON answer (protocol `lwir-planner/1`, see `crates/lwir-spec/README.md` §8). It is run without
 /// a shell unless `--planner-shell` is given; each call has a timeout.
 ///
 /// The repaired draft goes to `-o OUT` (written atomically) or standard output; on failure

@@ -2,7 +2,7 @@
 
 use super::{ColorChoice, Format, print, read_pair, read_source};
 use crate::exit;
-use lwirc::pipeline;
+use lwir_validators::pipeline;
 
 /// Validate an LWIR draft and report every problem at once.
 ///
