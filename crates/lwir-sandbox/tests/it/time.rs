@@ -1,0 +1,68 @@
+//! CPU and wall time, and processes that try to outlive their call.
+
+use std::time::Duration;
+
+use lwir_sandbox::Limit;
+
+use crate::support::{bash, marker, processes_with, python, run, sandbox_or_skip};
+
+#[test]
+fn a_busy_loop_is_stopped_by_its_cpu_limit() {
+    let sandbox = sandbox_or_skip!();
+    for mut job in [bash("while true; do :; done"), python("while True: pass")] {
+        job.limits.cpu = Duration::from_secs(1);
+        // Room for a loaded machine to give it that second.
+        job.limits.wall = Duration::from_secs(60);
+        let outcome = run(sandbox, &job);
+        assert_eq!(outcome.limit, Some(Limit::Cpu), "{job:?}: {outcome:?}");
+        assert_eq!(outcome.signal_name().as_deref(), Some("SIGXCPU"));
+        assert_eq!(outcome.exit_status, None);
+    }
+}
+
+#[test]
+fn sleeping_past_the_wall_time_is_stopped_and_leaves_nothing() {
+    let sandbox = sandbox_or_skip!();
+    let marker = marker("sleep");
+    let mut job = bash(&format!("exec -a {marker} sleep 1e9"));
+    job.limits.wall = Duration::from_secs(1);
+    let outcome = run(sandbox, &job);
+    assert_eq!(outcome.limit, Some(Limit::Time), "{outcome:?}");
+    assert_eq!(outcome.signal_name().as_deref(), Some("SIGKILL"));
+    assert_eq!(outcome.exit_status, None);
+    assert!(outcome.elapsed >= Duration::from_secs(1));
+    assert_eq!(processes_with(&marker), Vec::<u32>::new());
+}
+
+/// A daemon: a child that starts a new session and forks again (so no parent waits for
+/// it), keeps standard output open and writes to it.
+fn daemon(marker: &str) -> String {
+    format!(
+        "( setsid bash -c 'while :; do echo tick; sleep 0.05; done # {marker}' & ) ; \
+         ( ( exec -a {marker} sleep 1e9 ) & ) ; echo started"
+    )
+}
+
+#[test]
+fn a_daemon_holding_standard_output_dies_with_the_command() {
+    let sandbox = sandbox_or_skip!();
+    let marker = marker("daemon");
+    let outcome = run(sandbox, &bash(&daemon(&marker)));
+    // The command returned; the call did not wait for the daemon's pipe, it killed it.
+    assert_eq!(outcome.exit_status, Some(0), "{outcome:?}");
+    assert_eq!(outcome.limit, None);
+    assert!(outcome.stdout_text().contains("started\n"), "{outcome:?}");
+    assert_eq!(processes_with(&marker), Vec::<u32>::new());
+}
+
+#[test]
+fn a_daemon_beside_a_command_that_runs_to_the_wall_time_dies_at_it() {
+    let sandbox = sandbox_or_skip!();
+    let marker = marker("daemon-wall");
+    let mut job = bash(&format!("{}; sleep 1e9", daemon(&marker)));
+    job.limits.wall = Duration::from_secs(1);
+    let outcome = run(sandbox, &job);
+    assert_eq!(outcome.limit, Some(Limit::Time), "{outcome:?}");
+    assert!(outcome.stdout_text().contains("tick"), "{outcome:?}");
+    assert_eq!(processes_with(&marker), Vec::<u32>::new());
+}
