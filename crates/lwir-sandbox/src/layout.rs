@@ -131,6 +131,8 @@ pub(crate) struct Call<'a> {
     pub(crate) mounts: &'a [(RawFd, &'a Mount)],
     /// Where bubblewrap writes its status (the pid of the sandbox's init).
     pub(crate) status_fd: RawFd,
+    /// The seccomp filter's program.
+    pub(crate) seccomp_fd: RawFd,
     /// The size of `/tmp` and of `/dev/shm`.
     pub(crate) tmp_size: u64,
     /// `prlimit` and the process limit to set with it inside the sandbox's user namespace,
@@ -196,6 +198,7 @@ pub(crate) fn options(layout: &Layout, call: &Call<'_>) -> Vec<OsString> {
     }
     // The root itself: nothing can be created beside the mounts.
     args.push(["--remount-ro", "/", "--chdir"]).path(call.cwd);
+    args.push(["--seccomp", &call.seccomp_fd.to_string()]);
     args.push(["--json-status-fd", &call.status_fd.to_string()]);
     args.0
 }
@@ -258,6 +261,7 @@ mod tests {
             etc_fds: &[10, 11, 12, 13],
             mounts: &[(14, &mount)],
             status_fd: 15,
+            seccomp_fd: 16,
             tmp_size: 1 << 20,
             nproc: Some((Path::new("/usr/bin/prlimit"), 65)),
             cwd: Path::new("/tmp"),

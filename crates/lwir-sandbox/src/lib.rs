@@ -50,6 +50,12 @@
 //!   caller names. A mount's host path is opened without following symbolic links and that
 //!   open file is what is bound, so a link planted in a writable mount by an earlier call
 //!   cannot redirect a later mount.
+//! - **System calls** (a seccomp filter): no file made setuid or setgid (with lwirc as
+//!   root such a file in a writable mount would be a setuid-root program on the host), no
+//!   `openat2` (its mode cannot be checked) and no io_uring (which would bypass the
+//!   filter), no keyrings, `bpf`, `perf_event_open` or `userfaultfd`; a system call of
+//!   another ABI (32-bit, x32) kills the process. Written for x86_64 and aarch64; elsewhere
+//!   the probe fails.
 //! - **Environment**: bubblewrap starts with exactly the job's variables and nothing else,
 //!   so they are also all its pid 1 has (`/proc/1/environ`); its arguments are passed on a
 //!   descriptor (`--args`), so its command line shows no host path. Every descriptor of
@@ -90,6 +96,8 @@
 //!   under bubblewrap's `--proc` the files of `/proc/sys` were writable by it — a global
 //!   sysctl was written from inside. Hence `/proc/sys` bound read-only and the host-wide
 //!   `/proc` files hidden, and a `pids` cgroup for root.
+//! - As root, the command could make a setuid file in a writable mount (`chmod 4755` and
+//!   `open(O_CREAT, 04755)` both worked): on the host it was `-rwsr-xr-x root`.
 //! - For an ordinary user, `RLIMIT_NPROC` set before bubblewrap counts every process of
 //!   that user on the machine (limit 10: 6 forks allowed, other processes of the user
 //!   counted); set inside the sandbox's user namespace (by `prlimit`), it counts the
@@ -106,6 +114,8 @@
 //! - Bubblewrap passes every descriptor it inherits to the command (descriptors of the
 //!   shell that ran it appeared inside), and a command killed by signal N as exit status
 //!   128 + N.
+//! - Node (V8) did not start under an `RLIMIT_AS` of 512 MiB (it did with 1 GiB); under
+//!   128 MiB it hung. In a memory cgroup of 512 MiB it runs.
 //! - In a memory cgroup (v1) a process that allocates past the limit is killed by the
 //!   kernel (exit 137, `oom_kill 1` in `memory.oom_control`); `pids.events` counts the
 //!   forks refused at `pids.max`.
@@ -122,6 +132,7 @@ mod layout;
 mod outcome;
 mod probe;
 mod run;
+mod seccomp;
 mod sys;
 
 pub use job::{Job, Limits, Mount};

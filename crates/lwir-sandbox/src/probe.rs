@@ -33,6 +33,8 @@ pub struct Sandbox {
     pub(crate) processes: ProcessLimit,
     pub(crate) memory: MemoryLimit,
     pub(crate) layout: Layout,
+    /// The seccomp filter's program (see `seccomp`).
+    pub(crate) seccomp: Vec<u8>,
 }
 
 /// How the number of processes of a call is bounded here.
@@ -164,6 +166,9 @@ pub enum Unavailable {
         /// What bubblewrap said.
         detail: String,
     },
+    /// The seccomp filter is not written for this processor (only x86_64 and aarch64).
+    #[error("{0}")]
+    Architecture(&'static str),
     /// Preparing the trial command on the host failed (a cgroup, a pipe).
     #[error("the sandbox's trial command could not be started: {0}")]
     Trial(#[source] Error),
@@ -183,6 +188,7 @@ impl Sandbox {
             path: search_path.to_string_lossy().into_owned(),
         })?;
         let version = version_of(&bwrap)?;
+        let seccomp = crate::seccomp::program().map_err(Unavailable::Architecture)?;
         sys::pidfd_open(std::process::id()).map_err(Unavailable::Kernel)?;
         let processes = match cgroup::place("pids") {
             Ok(place) => ProcessLimit::Cgroup {
@@ -224,6 +230,7 @@ impl Sandbox {
             processes,
             memory,
             layout: Layout::of_host(),
+            seccomp,
         };
         let mut trial = Job::new(["true"]);
         trial.limits = Limits {

@@ -85,6 +85,8 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
         .collect::<io::Result<Vec<OwnedFd>>>()
         .map_err(host("make the sandbox's /etc files"))?;
     let (status_read, status_write) = sys::pipe().map_err(host("make a pipe"))?;
+    let seccomp = sys::memfd(c"lwir-sandbox-seccomp", &sandbox.seccomp)
+        .map_err(host("pass bubblewrap the seccomp filter"))?;
 
     let etc_fds: Vec<RawFd> = etc.iter().map(AsRawFd::as_raw_fd).collect();
     let bound: Vec<(RawFd, &Mount)> = mount_fds
@@ -100,6 +102,7 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
         etc_fds: &etc_fds,
         mounts: &bound,
         status_fd: status_write.as_raw_fd(),
+        seccomp_fd: seccomp.as_raw_fd(),
         tmp_size: limits.memory,
         nproc,
         cwd: &job.cwd,
@@ -109,7 +112,11 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
     let args_fd = sys::memfd(c"lwir-sandbox-args", &options)
         .map_err(host("pass bubblewrap its arguments"))?;
 
-    let mut keep = vec![args_fd.as_raw_fd(), status_write.as_raw_fd()];
+    let mut keep = vec![
+        args_fd.as_raw_fd(),
+        status_write.as_raw_fd(),
+        seccomp.as_raw_fd(),
+    ];
     keep.extend(&etc_fds);
     keep.extend(bound.iter().map(|(fd, _)| *fd));
     let setup = ChildSetup {
@@ -133,7 +140,7 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
     let start = Instant::now();
     let child = command.spawn().map_err(host("start bubblewrap"))?;
     // The child has its copies; ours would keep the status pipe from ever closing.
-    drop((args_fd, status_write, etc, mount_fds));
+    drop((args_fd, status_write, seccomp, etc, mount_fds));
     let call = Supervised::new(child, status_read, &job.stdin, limits, start)?;
     call.finish(group.as_ref())
 }

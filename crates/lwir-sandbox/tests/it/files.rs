@@ -117,3 +117,36 @@ fn the_bash_tools_layout_scratch_read_write_skills_read_only_inside_it() {
     );
     assert!(!skills.path().join("new").exists());
 }
+
+#[test]
+fn no_setuid_or_setgid_file_can_be_made_in_a_writable_mount() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = sandbox_or_skip!();
+    let rw = tempfile::tempdir().unwrap();
+    // As root, such a file would belong to root on the host: whoever ran it, root.
+    let mut job = bash(
+        "cd /mnt/rw; cp /usr/bin/id a; chmod 4755 a; chmod g+s a; chmod u=rwxs a; \
+         install -m 6755 /usr/bin/id b; \
+         python3 -c 'import os; os.close(os.open(\"c\", os.O_CREAT | os.O_WRONLY, 0o4755))'; \
+         python3 -c 'import os; os.mknod(\"d\", 0o104755)'; \
+         mkdir e; chmod 2775 e; ls -l",
+    );
+    job.mounts = vec![Mount::read_write(rw.path(), "/mnt/rw")];
+    let outcome = run(sandbox, &job);
+    let text = both(&outcome);
+    assert!(text.contains("Operation not permitted"), "{text}");
+    for entry in fs::read_dir(rw.path()).unwrap() {
+        let entry = entry.unwrap();
+        let mode = entry.metadata().unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o6000,
+            0,
+            "{:?} has mode {mode:o}:\n{text}",
+            entry.path()
+        );
+    }
+    // Ordinary modes still work.
+    let mut job = bash("cd /mnt/rw && touch f && chmod 0750 f && stat -c %a f");
+    job.mounts = vec![Mount::read_write(rw.path(), "/mnt/rw")];
+    assert_eq!(run(sandbox, &job).stdout_text(), "750\n");
+}

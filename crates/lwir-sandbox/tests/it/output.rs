@@ -81,3 +81,44 @@ fn a_command_ended_by_a_signal_reports_the_signal() {
     assert_eq!(answer["signal"], "SIGSEGV");
     assert_eq!(answer["exit_status"], serde_json::Value::Null);
 }
+
+#[test]
+fn the_interpreters_run_inside() {
+    let sandbox = sandbox_or_skip!();
+    let programs: [(&str, &[&str]); 3] = [
+        ("bash", &["-c", "echo x > /tmp/f && cat /tmp/f"]),
+        (
+            "python3",
+            &[
+                "-c",
+                "open('/tmp/f', 'w').write('x\\n'); print(open('/tmp/f').read(), end='')",
+            ],
+        ),
+        (
+            "node",
+            &[
+                "-e",
+                "const fs = require('fs'); fs.writeFileSync('/tmp/f', 'x\\n'); \
+                 process.stdout.write(fs.readFileSync('/tmp/f', 'utf8'))",
+            ],
+        ),
+    ];
+    for (name, args) in programs {
+        if !std::path::Path::new("/usr/bin").join(name).exists() {
+            continue;
+        }
+        let mut job = bash("");
+        job.argv = std::iter::once(name)
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect();
+        job.limits.memory = lwir_sandbox::Limits::default().memory;
+        if !crate::support::cgroup_memory(sandbox) && name == "node" {
+            // V8 reserves about a gigabyte of address space before it runs anything.
+            job.limits.memory = 2 << 30;
+        }
+        let outcome = run(sandbox, &job);
+        assert_eq!(outcome.stdout_text(), "x\n", "{name}: {outcome:?}");
+        assert!(outcome.success(), "{name}: {outcome:?}");
+    }
+}
