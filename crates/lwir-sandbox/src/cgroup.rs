@@ -153,6 +153,9 @@ fn join_cgroup(mount_point: &Path, root: &str, path: &str) -> Option<PathBuf> {
     if relative.split('/').any(|c| c == "..") {
         return None;
     }
+    if relative.is_empty() {
+        return Some(mount_point.to_owned());
+    }
     Some(mount_point.join(relative))
 }
 
