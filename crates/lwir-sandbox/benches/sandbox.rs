@@ -1,6 +1,8 @@
 //! What the sandbox costs a call: `true` and `python3 -c 'print(1)'` run in a sandbox
 //! (bubblewrap, namespaces, the per-call cgroup, the poll loop, waiting for the pid
-//! namespace to empty) next to the same commands started directly with `std::process`.
+//! namespace to empty) next to the same commands started directly with `std::process`,
+//! and, to tell bubblewrap's share from the crate's, `true` under a bare `bwrap
+//! --unshare-all` with only `/usr` bound.
 //!
 //! Run with `cargo bench -p lwir-sandbox --bench sandbox`; compare `sandboxed/*` with
 //! `direct/*`. Without a working sandbox only the direct runs are measured.
@@ -46,6 +48,42 @@ fn bench(c: &mut Criterion) {
                 })
             });
         }
+    }
+    if let Some(sandbox) = &sandbox {
+        let bare = [
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--symlink",
+            "usr/lib64",
+            "/lib64",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "/usr/bin/true",
+        ];
+        group.bench_function("bare_bwrap/true", |b| {
+            b.iter(|| {
+                let output = Command::new(sandbox.bwrap())
+                    .args(bare)
+                    .env_clear()
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                assert!(output.status.success(), "{output:?}");
+                black_box(output)
+            })
+        });
     }
     group.finish();
 }

@@ -78,8 +78,12 @@
 //! when the kernel killed one of its processes at the memory limit, `processes` when a
 //! fork was refused at the process limit, and `time` when it was stopped at the wall
 //! time. A call that exits 0 names no limit, even if a process of it met one. So a fork
-//! bomb whose shell returns at once (`:(){ :|:& };:`) reports exit status 0 and no limit
-//! — its processes die with the call — and one whose shell waits reports `processes`.
+//! bomb whose shell returns at once (`:(){ :|:& };:`) ends with that shell, its processes
+//! killed then, and reports what the shell did: exit 0 and no limit, or — when the bomb
+//! filled the process limit before the shell's own second fork, a race of the command's —
+//! the shell's failure and `processes`. One whose shell waits, or a fork loop, reports
+//! `processes` (where rlimits bound processes, which keep no count: `time`, or the
+//! shell's failure and no limit).
 //!
 //! # Fail closed
 //!
@@ -119,6 +123,26 @@
 //! - In a memory cgroup (v1) a process that allocates past the limit is killed by the
 //!   kernel (exit 137, `oom_kill 1` in `memory.oom_control`); `pids.events` counts the
 //!   forks refused at `pids.max`.
+//!
+//! # What it does not do
+//!
+//! - Without a usable cgroup (an ordinary user whose cgroups are not delegated), memory is
+//!   bounded per process by address space, not in total: files a call keeps in `/tmp` and
+//!   `/dev/shm` are bounded by their size, but not what the kernel holds for it (pipes,
+//!   sockets, anonymous memory files of up to the file size each), and a reached limit is
+//!   not reported (the process sees a failed allocation or fork). lwirc does not move
+//!   itself into a cgroup to get delegation.
+//! - CPU time is bounded per process; the wall time bounds the sum of many.
+//! - When bubblewrap itself cannot set the sandbox up for a call (a working directory that
+//!   does not exist inside), the outcome is exit status 1 with bubblewrap's message
+//!   (`bwrap: …`) on standard error, as if the command had failed.
+//! - The command line (`argv`) follows bubblewrap's options on its own command line, so it
+//!   shows in `ps` on the host and as the sandbox's `/proc/1/cmdline`, and one argument may
+//!   be at most 128 KiB (the kernel's `MAX_ARG_STRLEN`): pass longer programs on standard
+//!   input or in a mount.
+//! - A writable mount holds what the command put there: symbolic links to anywhere, fifos,
+//!   files up to the file size limit. The host must treat its content as hostile (not
+//!   follow its links, not run its files).
 //!
 //! # Using it
 //!

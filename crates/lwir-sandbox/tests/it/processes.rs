@@ -46,10 +46,16 @@ fn a_fork_bomb_whose_shell_returns_at_once_ends_with_the_call() {
     let marker = marker("bomb-returns");
     let job = bash(&format!(":(){{ :|:& }};: # {marker}"));
     let (outcome, most) = run_watched(sandbox, &job, &marker);
-    // The shell succeeded; the bomb it left running died with the call, at once rather
-    // than at the wall time. A call that succeeds names no limit.
-    assert_eq!(outcome.exit_status, Some(0), "{outcome:?}");
-    assert_eq!(outcome.limit, None, "{outcome:?}");
+    // The shell returns at once, and the bomb it left running dies with the call rather
+    // than at the wall time. Whether the shell itself succeeds is a race the command runs
+    // (its own second fork against the bomb filling the limit); the report follows from
+    // it: exit 0 and no limit, or the shell's failure and the limit it met.
+    let met = cgroup_processes(sandbox).then_some(Limit::Processes);
+    match (outcome.exit_status, outcome.limit) {
+        (Some(0), None) => {}
+        (Some(status), limit) if status != 0 && limit == met => {}
+        _ => panic!("{outcome:?}"),
+    }
     assert!(
         most <= job.limits.processes as usize,
         "{most} processes at once"

@@ -42,6 +42,11 @@ fn in_a_process_that_holds_secrets() {
         return;
     }
     assert_eq!(std::env::var("OPENAI_API_KEY").as_deref(), Ok(KEY));
+    // A descriptor this process holds open without close-on-exec, as a library might: it
+    // must not reach the command.
+    // SAFETY: open with a NUL-terminated path; the descriptor stays open for the test.
+    let inherited = unsafe { libc::open(c"/etc/hostname".as_ptr(), libc::O_RDONLY) };
+    assert!(inherited >= 0);
     let sandbox = sandbox_or_skip!();
     let outcome = run(
         sandbox,
@@ -50,7 +55,8 @@ fn in_a_process_that_holds_secrets() {
              tr '\\0' '\\n' < /proc/1/environ; echo '--- env'; env; \
              echo '--- cmdline'; tr '\\0' ' ' < /proc/1/cmdline; echo; \
              echo '--- every process'; cat /proc/[0-9]*/environ | tr '\\0' '\\n'; \
-             echo '--- passwd'; cat /etc/passwd; echo '--- etc'; ls /etc",
+             echo '--- passwd'; cat /etc/passwd; echo '--- etc'; ls /etc; \
+             echo '--- descriptors'; ls /proc/$$/fd; exit 0",
         ),
     );
     let text = both(&outcome);
@@ -125,5 +131,9 @@ fn in_a_process_that_holds_secrets() {
             "passwd"
         ]
     );
+    // Nothing of lwirc's descriptors, nor bubblewrap's (its options, its status pipe, the
+    // mounts' sources): the shell has the three streams only. (`exit 0` keeps bash from
+    // replacing itself with the last `ls`, which would list its own directory's.)
+    assert_eq!(section("descriptors"), ["0", "1", "2"], "{text}");
     println!("checked the secrets in the sandbox");
 }
