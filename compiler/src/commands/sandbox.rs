@@ -111,6 +111,7 @@ fn failed_step(unavailable: &Unavailable) -> String {
         Unavailable::NoProcessLimit(_) => line("processes", "nothing here can bound them"),
         Unavailable::Namespaces { .. } => line("namespaces", "bubblewrap could not make them"),
         Unavailable::Architecture(_) => line("seccomp", "no filter for this processor"),
+        Unavailable::MissingProgram { program, .. } => line(program, "not found"),
         _ => line("sandbox", "could not be started"),
     }
 }

@@ -16,8 +16,27 @@ use std::time::{Duration, Instant};
 
 use crate::sys;
 
-/// The prefix of every cgroup the sandbox makes: `lwir-sandbox-<lwirc's pid>-<n>`.
+/// The prefix of every cgroup the sandbox makes: `lwir-sandbox-<pid namespace>-<pid>-<n>`,
+/// with the pid namespace and the pid of the lwirc that made it.
 const PREFIX: &str = "lwir-sandbox-";
+
+/// `<pid namespace>-<pid>` of this process, for the names of its cgroups: whose they are,
+/// whether they are stale.
+fn owner() -> &'static str {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER.get_or_init(|| format!("{}-{}", pid_namespace(), std::process::id()))
+}
+
+/// The inode number of this process's pid namespace (0 if it cannot be read).
+fn pid_namespace() -> u64 {
+    fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|link| {
+            let link = link.to_string_lossy().into_owned();
+            link.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+        })
+        .unwrap_or(0)
+}
 
 /// A cgroup hierarchy's version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,9 +80,7 @@ pub(crate) fn place(controller: &str) -> Result<Place, String> {
         }
     }
     // Made and removed once, to know that it can be done here.
-    let probe = place
-        .parent
-        .join(format!("{PREFIX}{}-probe", std::process::id()));
+    let probe = place.parent.join(format!("{PREFIX}{}-probe", owner()));
     fs::create_dir(&probe)
         .map_err(|e| format!("cannot make a cgroup in `{}`: {e}", place.parent.display()))?;
     let _ = fs::remove_dir(&probe);
@@ -159,8 +176,10 @@ fn join_cgroup(mount_point: &Path, root: &str, path: &str) -> Option<PathBuf> {
     Some(mount_point.join(relative))
 }
 
-/// Removes the empty cgroups that an earlier lwirc, killed before it could, left in
-/// `parent` (their names carry the pid of a process that no longer exists).
+/// Removes the cgroups that an earlier lwirc, killed before it could, left in `parent`
+/// (their names carry this pid namespace and the pid of a process that no longer exists),
+/// first killing what is still in them: a sandbox whose lwirc died while bubblewrap was
+/// setting it up, before its init's `--die-with-parent` was armed, outlives it.
 fn remove_stale(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
@@ -170,13 +189,41 @@ fn remove_stale(parent: &Path) {
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
             continue;
         };
-        let pid = rest
-            .split('-')
-            .next()
-            .and_then(|p| p.parse::<libc::pid_t>().ok());
-        if pid.is_some_and(|pid| !sys::process_exists(pid)) {
-            let _ = fs::remove_dir(entry.path());
+        let mut fields = rest.split('-');
+        let namespace = fields.next().and_then(|n| n.parse::<u64>().ok());
+        let pid = fields.next().and_then(|p| p.parse::<libc::pid_t>().ok());
+        if namespace == Some(pid_namespace()) && pid.is_some_and(|pid| !sys::process_exists(pid)) {
+            let dir = entry.path();
+            empty(std::slice::from_ref(&dir), Duration::from_secs(1));
+            let _ = fs::remove_dir(dir);
         }
+    }
+}
+
+/// Kills whatever is a member of the cgroups `dirs` and waits, up to `timeout`, until no
+/// process is; whether none is left.
+fn empty(dirs: &[PathBuf], timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let members: Vec<libc::pid_t> = dirs
+            .iter()
+            .filter_map(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
+            .flat_map(|text| {
+                text.lines()
+                    .filter_map(|l| l.trim().parse().ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if members.is_empty() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        for pid in members {
+            sys::kill(pid);
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -203,7 +250,7 @@ impl Group {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!(
             "{PREFIX}{}-{}",
-            std::process::id(),
+            owner(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let mut group = Group {
@@ -282,33 +329,7 @@ impl Group {
     /// Kills whatever is still a member and waits, up to `timeout`, until no process is;
     /// whether none is left.
     pub(crate) fn empty(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let members = self.members();
-            if members.is_empty() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            for pid in members {
-                sys::kill(pid);
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    /// The pids (in lwirc's pid namespace) of the processes in any of the call's cgroups.
-    fn members(&self) -> Vec<libc::pid_t> {
-        self.dirs
-            .iter()
-            .filter_map(|dir| fs::read_to_string(dir.join("cgroup.procs")).ok())
-            .flat_map(|text| {
-                text.lines()
-                    .filter_map(|l| l.trim().parse().ok())
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        empty(&self.dirs, timeout)
     }
 }
 

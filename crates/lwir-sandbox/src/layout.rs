@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::job::Mount;
 
@@ -138,6 +139,8 @@ pub(crate) struct Call<'a> {
     /// `prlimit` and the process limit to set with it inside the sandbox's user namespace,
     /// when that is how processes are limited.
     pub(crate) nproc: Option<(&'a Path, u32)>,
+    /// `timeout` and how long the sandbox may live on its own.
+    pub(crate) lifetime: (&'a Path, Duration),
     /// The working directory.
     pub(crate) cwd: &'a Path,
     /// The command.
@@ -204,7 +207,14 @@ pub(crate) fn options(layout: &Layout, call: &Call<'_>) -> Vec<OsString> {
 }
 
 /// What follows `--args FD` on bubblewrap's command line: `--` and the command, behind
-/// `prlimit` when that sets the process limit.
+/// `prlimit` when that sets the process limit, and behind `timeout`.
+///
+/// `timeout -s KILL` is the sandbox's first process, so the sandbox ends on its own a
+/// little after the wall time even if lwirc is not there to stop it: when `timeout` exits,
+/// bubblewrap's init does, and the kernel kills the rest of the pid namespace. (lwirc dying
+/// while bubblewrap sets the sandbox up, before the init has armed `--die-with-parent`,
+/// left the command running otherwise.) It passes the command's status on, a signal as
+/// that signal.
 pub(crate) fn command(call: &Call<'_>) -> Vec<OsString> {
     let mut args = Args::default();
     args.push(["--"]);
@@ -212,6 +222,9 @@ pub(crate) fn command(call: &Call<'_>) -> Vec<OsString> {
         let nproc = format!("--nproc={processes}:{processes}");
         args.path(prlimit).push([nproc.as_str(), "--"]);
     }
+    let (timeout, lifetime) = call.lifetime;
+    let seconds = format!("{:.3}s", lifetime.as_secs_f64());
+    args.path(timeout).push(["-s", "KILL", "--", &seconds]);
     args.0.extend(call.argv.iter().cloned());
     args.0
 }
@@ -264,6 +277,7 @@ mod tests {
             seccomp_fd: 16,
             tmp_size: 1 << 20,
             nproc: Some((Path::new("/usr/bin/prlimit"), 65)),
+            lifetime: (Path::new("/usr/bin/timeout"), Duration::from_millis(31_500)),
             cwd: Path::new("/tmp"),
             argv: &argv,
         };
@@ -276,7 +290,18 @@ mod tests {
         assert!(words.contains(&"/etc/passwd"));
         assert_eq!(
             command(&call),
-            ["--", "/usr/bin/prlimit", "--nproc=65:65", "--", "true"]
+            [
+                "--",
+                "/usr/bin/prlimit",
+                "--nproc=65:65",
+                "--",
+                "/usr/bin/timeout",
+                "-s",
+                "KILL",
+                "--",
+                "31.500s",
+                "true"
+            ]
         );
     }
 }

@@ -35,6 +35,9 @@ pub struct Sandbox {
     pub(crate) layout: Layout,
     /// The seccomp filter's program (see `seccomp`).
     pub(crate) seccomp: Vec<u8>,
+    /// `timeout` (coreutils), the sandbox's first process: it ends the sandbox at the wall
+    /// time if lwirc is gone.
+    pub(crate) timeout: PathBuf,
 }
 
 /// How the number of processes of a call is bounded here.
@@ -155,8 +158,8 @@ pub enum Unavailable {
     /// Bubblewrap could not make the sandbox: namespaces refused (user namespaces
     /// disabled, AppArmor, a container's seccomp profile), or a mount it needs failed.
     #[error(
-        "bubblewrap could not make the sandbox: {detail}\n\
-         It needs unprivileged user namespaces: `sysctl user.max_user_namespaces` above 0, \
+        "bubblewrap could not make the sandbox ({detail}). It needs unprivileged user \
+         namespaces: `sysctl user.max_user_namespaces` above 0, \
          `sysctl kernel.unprivileged_userns_clone=1` (Debian's older kernels); on Ubuntu \
          24.04 AppArmor restricts them (`sysctl kernel.apparmor_restrict_unprivileged_userns=0`, \
          or an AppArmor profile that allows `userns` for bwrap); in a container, a seccomp \
@@ -169,6 +172,15 @@ pub enum Unavailable {
     /// The seccomp filter is not written for this processor (only x86_64 and aarch64).
     #[error("{0}")]
     Architecture(&'static str),
+    /// A program the sandbox runs inside is not in `/usr/bin` or `/bin` (`timeout`, of
+    /// coreutils, removed).
+    #[error("`{program}` is in neither /usr/bin nor /bin: install {package}")]
+    MissingProgram {
+        /// The program.
+        program: &'static str,
+        /// The Debian and Ubuntu package that has it.
+        package: &'static str,
+    },
     /// Preparing the trial command on the host failed (a cgroup, a pipe).
     #[error("the sandbox's trial command could not be started: {0}")]
     Trial(#[source] Error),
@@ -189,6 +201,10 @@ impl Sandbox {
         })?;
         let version = version_of(&bwrap)?;
         let seccomp = crate::seccomp::program().map_err(Unavailable::Architecture)?;
+        let timeout = system_program("timeout").ok_or(Unavailable::MissingProgram {
+            program: "timeout",
+            package: "coreutils",
+        })?;
         sys::pidfd_open(std::process::id()).map_err(Unavailable::Kernel)?;
         let processes = match cgroup::place("pids") {
             Ok(place) => ProcessLimit::Cgroup {
@@ -203,17 +219,13 @@ impl Sandbox {
                 )));
             }
             Err(_) => {
-                let prlimit = ["/usr/bin/prlimit", "/bin/prlimit"]
-                    .iter()
-                    .map(PathBuf::from)
-                    .find(|p| is_executable(p))
-                    .ok_or_else(|| {
-                        Unavailable::NoProcessLimit(
-                            "no `pids` cgroup can be made here and `prlimit` (Debian and \
+                let prlimit = system_program("prlimit").ok_or_else(|| {
+                    Unavailable::NoProcessLimit(
+                        "no `pids` cgroup can be made here and `prlimit` (Debian and \
                              Ubuntu package util-linux) is not in /usr/bin"
-                                .to_owned(),
-                        )
-                    })?;
+                            .to_owned(),
+                    )
+                })?;
                 ProcessLimit::Rlimit { prlimit }
             }
         };
@@ -231,6 +243,7 @@ impl Sandbox {
             memory,
             layout: Layout::of_host(),
             seccomp,
+            timeout,
         };
         let mut trial = Job::new(["true"]);
         trial.limits = Limits {
@@ -294,6 +307,14 @@ fn find_program(search_path: &OsStr, name: &str) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// `name` in `/usr/bin` or `/bin`, which the sandbox shows at the same paths.
+fn system_program(name: &str) -> Option<PathBuf> {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| is_executable(p))
+}
+
 fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -345,7 +366,12 @@ fn trial_failure(outcome: &Outcome) -> String {
                 .unwrap_or_else(|| "no status".to_owned())
         )
     } else {
-        message.chars().take(1000).collect()
+        let lines: Vec<&str> = message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines.join("; ").chars().take(1000).collect()
     }
 }
 

@@ -28,8 +28,13 @@ use crate::sys::{self, ChildSetup};
 /// them (a process stuck in the kernel).
 const DEATH: Duration = Duration::from_secs(5);
 
-/// Processes bubblewrap adds to a call: itself, outside, and its init in the sandbox.
-const BWRAP_PROCESSES: u32 = 2;
+/// Processes the sandbox adds to a call: bubblewrap, outside; its init and `timeout`,
+/// inside.
+const ADDED_PROCESSES: u32 = 3;
+
+/// How long past the wall time the sandbox ends on its own (`timeout`), when lwirc has not
+/// stopped it: time for lwirc's own stop to come first.
+const LIFETIME_MARGIN: Duration = Duration::from_secs(1);
 
 /// Bytes read from a pipe per wake-up at most, so that a stream that never pauses cannot
 /// keep the loop from its deadline.
@@ -95,7 +100,11 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
         .zip(mounts.iter().copied())
         .collect();
     let nproc = match &sandbox.processes {
-        ProcessLimit::Rlimit { prlimit } => Some((prlimit.as_path(), limits.processes + 1)),
+        // Counted in the sandbox's user namespace: the init and `timeout` besides the command.
+        ProcessLimit::Rlimit { prlimit } => Some((
+            prlimit.as_path(),
+            limits.processes.saturating_add(ADDED_PROCESSES - 1),
+        )),
         ProcessLimit::Cgroup { .. } => None,
     };
     let call = Call {
@@ -105,6 +114,7 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
         seccomp_fd: seccomp.as_raw_fd(),
         tmp_size: limits.memory,
         nproc,
+        lifetime: (&sandbox.timeout, limits.wall + LIFETIME_MARGIN),
         cwd: &job.cwd,
         argv: &job.argv,
     };
@@ -123,6 +133,7 @@ pub(crate) fn run(sandbox: &Sandbox, job: &Job) -> Result<Outcome, Error> {
         cgroup_procs: group.as_ref().map(Group::procs_fds).unwrap_or_default(),
         rlimits: rlimits(sandbox, &limits),
         keep,
+        parent: libc::pid_t::try_from(std::process::id()).unwrap_or(0),
     };
     let mut command = Command::new(&sandbox.bwrap);
     command
@@ -166,7 +177,7 @@ fn cgroup_of(sandbox: &Sandbox, limits: &Limits) -> io::Result<Option<Group>> {
     if pids.is_none() && memory.is_none() {
         return Ok(None);
     }
-    let tasks = u64::from(limits.processes) + u64::from(BWRAP_PROCESSES);
+    let tasks = u64::from(limits.processes) + u64::from(ADDED_PROCESSES);
     Group::create(
         pids.as_ref().map(|p| (p, tasks)),
         memory.as_ref().map(|p| (p, limits.memory)),

@@ -189,11 +189,22 @@ pub(crate) struct ChildSetup {
     /// Descriptors bubblewrap must inherit (its arguments, data files, mount sources,
     /// status pipe); every other descriptor above 2 is closed on exec.
     pub(crate) keep: Vec<RawFd>,
+    /// The process that forks: bubblewrap is killed when the forking thread ends.
+    pub(crate) parent: libc::pid_t,
 }
 
 impl ChildSetup {
     /// Applies the setup in the forked child.
     pub(crate) fn apply(&self) -> io::Result<()> {
+        // Killed when lwirc's forking thread ends, from before exec: bubblewrap arms its own
+        // `--die-with-parent` only after it has cloned the sandbox, so a parent dying before
+        // that left it running. Already orphaned (the parent died during the fork): stop.
+        // SAFETY: prctl and getppid with integer arguments.
+        check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+        // SAFETY: as above.
+        if unsafe { libc::getppid() } != self.parent {
+            return Err(io::Error::other("lwirc exited while starting the sandbox"));
+        }
         // A new anonymous session keyring: the keys of lwirc's own session keyring are
         // out of the sandbox's reach. (No keyrings in the kernel: nothing to hide.)
         // SAFETY: keyctl with integer arguments.

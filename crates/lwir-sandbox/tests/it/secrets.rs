@@ -106,7 +106,7 @@ fn in_a_process_that_holds_secrets() {
     // only the command follows them.
     let cmdline = section("cmdline").join(" ");
     assert!(
-        cmdline.contains("bwrap --args ") && cmdline.contains(" -- bash -c cat "),
+        cmdline.contains("bwrap --args ") && cmdline.contains(" bash -c cat "),
         "{cmdline}"
     );
     assert!(!cmdline.contains("--ro-bind"), "{cmdline}");

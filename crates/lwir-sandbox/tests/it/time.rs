@@ -66,3 +66,51 @@ fn a_daemon_beside_a_command_that_runs_to_the_wall_time_dies_at_it() {
     assert!(outcome.stdout_text().contains("tick"), "{outcome:?}");
     assert_eq!(processes_with(&marker), Vec::<u32>::new());
 }
+
+/// Set in the copy of this binary that [`when_the_caller_dies_the_sandbox_dies_with_it`]
+/// starts and kills; its value is the marker of the command to run.
+const CALLER: &str = "LWIR_SANDBOX_TEST_CALLER_MARKER";
+
+#[test]
+fn when_the_caller_dies_the_sandbox_dies_with_it() {
+    if crate::support::sandbox().is_none() {
+        return;
+    }
+    let marker = marker("caller-dies");
+    let mut caller = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["time::a_caller_that_is_killed", "--exact", "--nocapture"])
+        .env(CALLER, &marker)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the command runs (its own name is the marker), then SIGKILL its caller.
+    let running = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        processes_with(&marker).iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with(marker.as_bytes()))
+        })
+    });
+    caller.kill().unwrap();
+    caller.wait().unwrap();
+    assert!(running, "the sandboxed command never started");
+    // Bubblewrap is killed when its parent dies, and its init with it (both
+    // `--die-with-parent`), and with the init every process of its namespace.
+    let gone = (0..500).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        processes_with(&marker).is_empty()
+    });
+    assert!(gone, "{:?} outlived their caller", processes_with(&marker));
+}
+
+#[test]
+fn a_caller_that_is_killed() {
+    let Some(marker) = std::env::var_os(CALLER) else {
+        return;
+    };
+    let sandbox = sandbox_or_skip!();
+    let mut job = bash(&format!("exec -a {} sleep 1e9", marker.to_string_lossy()));
+    job.limits.wall = Duration::from_secs(4);
+    let _ = sandbox.run(&job);
+}
