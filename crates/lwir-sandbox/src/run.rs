@@ -352,14 +352,17 @@ impl<'a> Supervised<'a> {
         let (Some(input), Some(stdout), Some(stderr)) = pipes else {
             unreachable!("the three streams were asked to be pipes")
         };
+        // Should any of this fail, bubblewrap is killed: nothing runs unwatched.
         let watch = (|| {
             let bwrap = sys::pidfd_open(child.id())?;
             let input: OwnedFd = input.into();
             sys::set_nonblocking(input.as_fd())?;
             sys::set_nonblocking(status.as_fd())?;
-            Ok::<_, io::Error>((bwrap, input))
+            let stdout = Capture::new(stdout, limits.output)?;
+            let stderr = Capture::new(stderr, limits.output)?;
+            Ok::<_, io::Error>((bwrap, input, stdout, stderr))
         })();
-        let (bwrap, input) = match watch {
+        let (bwrap, input, stdout, stderr) = match watch {
             Ok(watch) => watch,
             Err(e) => {
                 let _ = child.kill();
@@ -383,8 +386,8 @@ impl<'a> Supervised<'a> {
                 pipe: Some(File::from(input)),
                 rest: stdin,
             },
-            stdout: Capture::new(stdout, limits.output).map_err(host("read the output"))?,
-            stderr: Capture::new(stderr, limits.output).map_err(host("read the output"))?,
+            stdout,
+            stderr,
             limits,
             start,
             stopped: None,
@@ -423,6 +426,10 @@ impl<'a> Supervised<'a> {
             None if signal == Some(libc::SIGXFSZ) => Some(Limit::FileSize),
             _ if reached(Group::memory_limit_reached) => Some(Limit::Memory),
             _ if reached(Group::process_limit_reached) => Some(Limit::Processes),
+            // `timeout` inside came first (lwirc was held up past the wall time).
+            None if signal == Some(libc::SIGKILL) && self.start.elapsed() >= self.limits.wall => {
+                Some(Limit::Time)
+            }
             other => other,
         };
         Ok(Outcome {

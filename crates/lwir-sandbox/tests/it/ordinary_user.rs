@@ -14,7 +14,21 @@ fn the_suite_passes_as_an_ordinary_user() {
     if unsafe { libc::geteuid() } != 0 {
         return;
     }
-    let mut command = Command::new(std::env::current_exe().unwrap());
+    // A copy of this binary that `nobody` may run wherever the build is (a checkout under
+    // /root would not do).
+    let copy = tempfile::Builder::new()
+        .prefix("lwir-sandbox-it")
+        .tempdir()
+        .unwrap();
+    let binary = copy.path().join("it");
+    std::fs::copy(std::env::current_exe().unwrap(), &binary).unwrap();
+    let open = |path: &std::path::Path, mode| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    open(copy.path(), 0o755);
+    open(&binary, 0o755);
+    let mut command = Command::new(&binary);
     command
         .args(["--skip", "ordinary_user"])
         .env_clear()
