@@ -130,8 +130,8 @@
 //! - Bubblewrap passes every descriptor it inherits to the command (descriptors of the
 //!   shell that ran it appeared inside), and a command killed by signal N as exit status
 //!   128 + N.
-//! - Node (V8) did not start under an `RLIMIT_AS` of 512 MiB (it did with 1 GiB); under
-//!   128 MiB it hung. In a memory cgroup of 512 MiB it runs.
+//! - Under an `RLIMIT_AS` of 512 MiB, `node -e 'console.log(1)'` printed nothing (with
+//!   1 GiB it did); under 128 MiB it hung. In a memory cgroup of 512 MiB it runs.
 //! - In a memory cgroup (v1) a process that allocates past the limit is killed by the
 //!   kernel (exit 137, `oom_kill 1` in `memory.oom_control`); `pids.events` counts the
 //!   forks refused at `pids.max`.
