@@ -1,6 +1,6 @@
 # Sourced by .ci/run: installs (Debian packages, when missing) and starts the engines the
 # backend tests run against, each on 127.0.0.1 with its data in a temporary directory, and
-# exports where they are:
+# exports where they are (bubblewrap, for the sandbox's tests, is only installed):
 #
 #   LWIRC_TEST_OCI        oci+http://127.0.0.1:PORT   a CNCF Distribution registry, no auth
 #   LWIRC_TEST_OCI_DATA   its filesystem storage (the tamper tests change a blob there)
@@ -44,6 +44,8 @@ engines_stop() {
 install_package docker-registry docker-registry
 install_package postgresql /usr/lib/postgresql/15/bin/postgres
 install_package skopeo skopeo
+# The sandbox (crates/lwir-sandbox) runs commands under bubblewrap; its tests may not skip.
+install_package bubblewrap bwrap
 
 # The registry: its own config, on loopback, no auth section, filesystem storage.
 registry_port=$(free_port)

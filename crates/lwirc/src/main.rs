@@ -35,6 +35,7 @@ enum Command {
     Eval(commands::eval::Args),
     Goal(commands::goal::Args),
     Goals(commands::goals::Args),
+    Sandbox(commands::sandbox::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Goal(args) => commands::goal::run(args),
         Command::Goals(args) => commands::goals::run(args),
+        Command::Sandbox(args) => commands::sandbox::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -15,6 +15,7 @@ pub(crate) mod ranges;
 pub(crate) mod register;
 pub(crate) mod registry;
 pub(crate) mod repair;
+pub(crate) mod sandbox;
 pub(crate) mod validate;
 
 use std::io::{IsTerminal, Read, Write};
