@@ -1,7 +1,8 @@
 //! `lwirc lsp`: a language server for LWIR drafts, WorkflowDefinitions and goal files.
 //!
-//! Synchronous, on `lsp-server`, like the validators: one thread reads messages and answers
-//! them in order. Every finding is a diagnostic (pushed after a change settles, or pulled
+//! Synchronous, on `lsp-server`'s message types, like the validators: one thread reads
+//! messages and answers them in order; [`wire`] frames them on the byte stream, every
+//! length checked before it is read. Every finding is a diagnostic (pushed after a change settles, or pulled
 //! with `textDocument/diagnostic` when the client asks that way), every fix a code action
 //! (`source.fixAll.lwirc` applies the machine-applicable ones as the repair loop does), and
 //! hover, go-to-definition, completion and the outline read the spanned tree of the
@@ -15,6 +16,7 @@
 pub mod analysis;
 pub mod features;
 pub mod text;
+pub mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
