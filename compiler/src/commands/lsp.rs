@@ -14,6 +14,8 @@ use crate::exit;
 /// A draft is checked against the definition its `x-definition` member names, else the
 /// one configured (`--definition`, or `definition` in the client's settings), else
 /// `workflow.json` beside it; without one, only the draft-only checks run (LW901 says so).
+/// Only a regular file inside the draft's workspace folder is read for it (the one given
+/// with `--definition` wherever it is), at most 64 MiB.
 ///
 /// Client settings (`initializationOptions`, or `lwirc` in the workspace configuration):
 ///   definition    the definition for drafts that name none (relative to the workspace)
