@@ -43,6 +43,9 @@ pub enum Broken {
     /// (`Content-Length 10`, a line ended by LF alone, a NUL byte in it).
     #[error("a message header is not `Name: value` ended by CR LF: {0}")]
     BadHeader(String),
+    /// Two `Content-Length` headers that differ.
+    #[error("a message has two Content-Length headers that differ")]
+    TwoLengths,
     /// A header section of more than [`MAX_HEADER_BYTES`] (a line with no end, say).
     #[error("a message's headers are longer than {MAX_HEADER_BYTES} bytes")]
     HeadersTooLong,
@@ -98,9 +101,7 @@ pub fn read_frame(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, Broken> {
             let value = value.trim_matches([' ', '\t']);
             let parsed = parse_length(value)?;
             if length.is_some_and(|l| l != parsed) {
-                return Err(Broken::BadHeader(
-                    "two different Content-Length headers".into(),
-                ));
+                return Err(Broken::TwoLengths);
             }
             length = Some(parsed);
         }
@@ -360,7 +361,7 @@ mod tests {
             ("Content-Length: 2\r\nX-A: \u{1b}[2J\r\n\r\n{}", "BadHeader"),
             (
                 "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
-                "BadHeader",
+                "TwoLengths",
             ),
             (long.as_str(), "HeadersTooLong"),
             (endless.as_str(), "HeadersTooLong"),
