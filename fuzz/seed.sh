@@ -26,6 +26,9 @@ for f in "${fixtures[@]}"; do
     # A planner's answer carrying the fixture as its draft.
     { printf '{"kind":"draft","model":"seed","lwir":'; cat "$root/$f"; printf '}\n'; } > "$scratch/answer"
     put answer "$scratch/answer"
+    # The fixture as the body of a frame an editor writes to `lwirc lsp`.
+    { printf 'Content-Length: %d\r\n\r\n' "$(wc -c < "$root/$f")"; cat "$root/$f"; } > "$scratch/frame"
+    put lsp_wire "$scratch/frame"
 done
 for f in "$root"/examples/issue-triage/planner/*.json; do
     put answer "$f"
@@ -53,6 +56,6 @@ for target_dir in "$fuzz"/seeds/*/; do
     done
 done
 
-for target in reader expr answer canon fixes goal; do
+for target in reader expr answer canon fixes goal lsp lsp_wire; do
     echo "corpus/$target: $(find "$corpus/$target" -type f | wc -l) inputs"
 done

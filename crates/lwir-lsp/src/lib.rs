@@ -1,7 +1,8 @@
 //! `lwirc lsp`: a language server for LWIR drafts, WorkflowDefinitions and goal files.
 //!
-//! Synchronous, on `lsp-server`, like the validators: one thread reads messages and answers
-//! them in order. Every finding is a diagnostic (pushed after a change settles, or pulled
+//! Synchronous, on `lsp-server`'s message types, like the validators: one thread reads
+//! messages and answers them in order; [`wire`] frames them on the byte stream, every
+//! length checked before it is read. Every finding is a diagnostic (pushed after a change settles, or pulled
 //! with `textDocument/diagnostic` when the client asks that way), every fix a code action
 //! (`source.fixAll.lwirc` applies the machine-applicable ones as the repair loop does), and
 //! hover, go-to-definition, completion and the outline read the spanned tree of the
@@ -15,6 +16,7 @@
 pub mod analysis;
 pub mod features;
 pub mod text;
+pub mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -192,7 +194,13 @@ struct Server<'c> {
     encoding: Encoding,
     config: Config,
     config_problems: Vec<String>,
+    /// The first workspace folder: what relative settings are relative to.
     root: Option<PathBuf>,
+    /// Every workspace folder: the files a draft names are read only inside the one that
+    /// holds it.
+    folders: Vec<PathBuf>,
+    /// The definition given on the command line, read wherever it is.
+    trusted_definition: Option<PathBuf>,
     /// The client pulls diagnostics (so they are not pushed).
     pull: bool,
     /// The client can be asked to pull again (after a definition changed).
@@ -211,6 +219,7 @@ struct Server<'c> {
 
 impl<'c> Server<'c> {
     fn new(connection: &'c Connection, params: &lsp::InitializeParams, mut config: Config) -> Self {
+        let trusted_definition = config.definition.clone();
         let offered = params
             .capabilities
             .general
@@ -226,13 +235,17 @@ impl<'c> Server<'c> {
             .as_ref()
             .map(|o| config.update(o))
             .unwrap_or_default();
-        #[allow(deprecated, reason = "older clients send only rootUri")]
-        let root = params
+        let mut folders: Vec<PathBuf> = params
             .workspace_folders
-            .as_ref()
-            .and_then(|f| f.first())
-            .and_then(|f| uri_path(&f.uri))
-            .or_else(|| params.root_uri.as_ref().and_then(uri_path));
+            .iter()
+            .flatten()
+            .filter_map(|f| uri_path(&f.uri))
+            .collect();
+        #[allow(deprecated, reason = "older clients send only rootUri")]
+        if folders.is_empty() {
+            folders.extend(params.root_uri.as_ref().and_then(uri_path));
+        }
+        let root = folders.first().cloned();
         let text_caps = params.capabilities.text_document.as_ref();
         let pull = text_caps.and_then(|t| t.diagnostic.as_ref()).is_some();
         let refresh = params
@@ -248,6 +261,8 @@ impl<'c> Server<'c> {
             config,
             config_problems,
             root,
+            folders,
+            trusted_definition,
             pull,
             refresh,
             docs: HashMap::new(),
@@ -572,7 +587,7 @@ impl<'c> Server<'c> {
         } else {
             return (None, Vec::new());
         };
-        match self.read_definition(&candidate) {
+        match self.read_definition(&candidate, path) {
             Ok(definition) => (
                 Some(LinkedDefinition {
                     path: candidate,
@@ -587,10 +602,10 @@ impl<'c> Server<'c> {
                     None,
                     vec![Notice {
                         span,
-                        message: format!(
+                        message: plain(&format!(
                             "the definition `{}` cannot be read ({why}): only the draft-only checks ran",
                             candidate.display()
-                        ),
+                        )),
                     }],
                 )
             }
@@ -606,21 +621,30 @@ impl<'c> Server<'c> {
         self.open_at(path).is_some()
     }
 
-    fn read_definition(&mut self, path: &Path) -> Result<Arc<Definition>, String> {
+    /// The definition at `path` for the draft at `draft`: the editor's text when it is
+    /// open, else the file, read only inside the draft's workspace folder
+    /// ([`Server::confinement`]) unless it is the one given on the command line.
+    fn read_definition(
+        &mut self,
+        path: &Path,
+        draft: Option<&Path>,
+    ) -> Result<Arc<Definition>, String> {
         let open = self
             .open_at(path)
             .map(|d| d.text.as_str().as_bytes().to_vec());
         let bytes = match open {
             Some(bytes) => bytes,
             None => {
-                let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-                if meta.len() > MAX_DEFINITION_BYTES {
-                    return Err(format!(
-                        "{} bytes, more than lwirc reads for an editor",
-                        meta.len()
-                    ));
-                }
-                std::fs::read(path).map_err(|e| e.to_string())?
+                let trusted = self.trusted_definition.as_deref() == Some(path);
+                let root = if trusted {
+                    path.parent().map(Path::to_path_buf)
+                } else {
+                    self.confinement(draft)
+                };
+                let root =
+                    root.ok_or("a draft that is no file, outside any workspace, can name none")?;
+                lwir_repair::files::read_confined(&root, path, MAX_DEFINITION_BYTES)
+                    .map_err(|e| e.to_string())?
             }
         };
         if let Some((cached, definition)) = self.definitions.get(path)
@@ -635,6 +659,21 @@ impl<'c> Server<'c> {
         self.definitions
             .insert(path.to_path_buf(), (bytes, Arc::clone(&definition)));
         Ok(definition)
+    }
+
+    /// Where the files a document at `path` names may be: the workspace folder that holds
+    /// it, else (outside every folder) its own directory. `None` for a document that is no
+    /// file and a workspace without folders.
+    fn confinement(&self, path: Option<&Path>) -> Option<PathBuf> {
+        let Some(path) = path else {
+            return self.root.clone();
+        };
+        self.folders
+            .iter()
+            .filter(|f| path.starts_with(f))
+            .max_by_key(|f| f.components().count())
+            .cloned()
+            .or_else(|| path.parent().map(Path::to_path_buf))
     }
 
     // -- diagnostics ----------------------------------------------------------------------

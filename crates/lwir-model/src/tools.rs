@@ -1,8 +1,10 @@
 //! The tools the model may call (function calling; the names are a contract): skills,
 //! memory, scratch and `validate_draft`. Every path is confined to its store: no absolute
-//! path, no `..`, no symbolic link on the way.
+//! path, no `..`, no symbolic link on the way; and every file is read as a file a document
+//! names ([`lwir_repair::files::open_confined`]): a regular file inside its directory once
+//! links are resolved, never waited on.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -19,8 +21,10 @@ const MAX_WRITE: usize = 256 * 1024;
 /// Where the tools work.
 #[derive(Clone, Debug)]
 pub struct Places {
-    /// The active skills: name → its `SKILL.md`.
-    pub skills: BTreeMap<String, PathBuf>,
+    /// The skills directory: a skill's body is `<skills_dir>/<name>/SKILL.md`.
+    pub skills_dir: PathBuf,
+    /// The active skills' names.
+    pub skills: BTreeSet<String>,
     /// The `workflow` memory store (read-write): `<memory>/workflow/<workflow name>`.
     pub workflow_memory: PathBuf,
     /// The `org` memory store (read-only): `<memory>/org`.
@@ -98,22 +102,26 @@ impl Tools {
         match name {
             "read_skill" => {
                 let skill = text("name")?;
-                let path = self.places.skills.get(skill).ok_or_else(|| {
-                    format!(
+                if !self.places.skills.contains(skill) {
+                    return Err(format!(
                         "`{skill}` is not an active skill; active skills: {}",
                         self.places
                             .skills
-                            .keys()
+                            .iter()
                             .cloned()
                             .collect::<Vec<_>>()
                             .join(", ")
-                    )
-                })?;
-                read_limited(path)
+                    ));
+                }
+                // A skill's directory or its SKILL.md may be a link, to another file inside
+                // the skills directory only.
+                read_limited(&self.places.skills_dir, &Path::new(skill).join("SKILL.md"))
             }
             "read_memory" => {
                 let root = self.store(text("store")?)?;
-                read_limited(&confined(root, text("path")?)?)
+                let path = text("path")?;
+                confined(root, path)?;
+                read_limited(root, Path::new(path))
             }
             "append_memory" => {
                 let store = text("store")?;
@@ -141,7 +149,11 @@ impl Tools {
                     .map_err(|e| format!("cannot write the scratch file: {e}"))?;
                 Ok(format!("wrote {} bytes", body.len()))
             }
-            "read_scratch" => read_limited(&confined(&self.places.scratch, text("path")?)?),
+            "read_scratch" => {
+                let path = text("path")?;
+                confined(&self.places.scratch, path)?;
+                read_limited(&self.places.scratch, Path::new(path))
+            }
             "validate_draft" => {
                 let lwir = args
                     .get("lwir")
@@ -200,11 +212,15 @@ pub(crate) fn confined(root: &Path, path: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+/// The text of `path` inside `root`, cut after [`MAX_READ`] bytes.
+fn read_limited(root: &Path, path: &Path) -> Result<String, String> {
+    use lwir_repair::files::ReadError;
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "there is no such file".to_owned(),
-        _ => format!("cannot read it: {e}"),
+    // The model is not told where the directory is.
+    let file = lwir_repair::files::open_confined(root, path).map_err(|e| match e {
+        _ if e.is_not_found() => "there is no such file".to_owned(),
+        ReadError::Outside(_) => "it leads outside its directory, which is not allowed".to_owned(),
+        e => format!("cannot read it: {e}"),
     })?;
     let mut bytes = Vec::new();
     file.take(MAX_READ + 1)

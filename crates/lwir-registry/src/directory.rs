@@ -24,6 +24,12 @@ use super::{Area, Digest, Listed, Put, Storage, StorageError, reference_name};
 /// Names of unpublished files start with this.
 const TEMPORARY_PREFIX: &str = ".tmp.";
 
+/// The largest object read: canonical LWIR of a document as large as lwirc reads.
+const MAX_OBJECT: u64 = lwir_spec::document::MAX_BYTES as u64;
+
+/// The largest version reference read.
+const MAX_REFERENCE: u64 = 16 * 1024 * 1024;
+
 /// A registry in a directory.
 #[derive(Clone, Debug)]
 pub struct Directory {
@@ -42,10 +48,7 @@ impl Directory {
     }
 
     fn area(&self, area: Area) -> PathBuf {
-        match area {
-            Area::Objects => self.root.join("objects").join("sha256"),
-            Area::Versions => self.root.join("versions"),
-        }
+        self.root.join(area_path(area))
     }
 
     /// Whether a version can be stored here, checked without storing anything: each area
@@ -88,13 +91,35 @@ impl Directory {
         Ok(())
     }
 
+    /// The file `name` of `area`, read as a file a document names
+    /// ([`files::read_confined`]): a goal file's template or a draft's version leads here,
+    /// and a committed registry directory may hold anything, so a regular file inside the
+    /// registry only, never waited on, at most as large as a version's record or LWIR can be.
     fn read(&self, area: Area, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        let path = self.area(area).join(name);
-        match fs::read(&path) {
+        let limit = match area {
+            Area::Objects => MAX_OBJECT,
+            Area::Versions => MAX_REFERENCE,
+        };
+        let path = area_path(area).join(name);
+        match files::read_confined(&self.root, &path, limit) {
             Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(error(format!("cannot read {}", path.display()), e)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(error(
+                format!("cannot read {}", self.root.join(&path).display()),
+                match e {
+                    files::ReadError::Io(e) => e,
+                    other => io::Error::other(other),
+                },
+            )),
         }
+    }
+}
+
+/// Where `area` is in a registry.
+fn area_path(area: Area) -> &'static Path {
+    match area {
+        Area::Objects => Path::new("objects/sha256"),
+        Area::Versions => Path::new("versions"),
     }
 }
 

@@ -1,8 +1,9 @@
 //! Writing files so that a reader, or a crash, sees the old file or the new one, never half
-//! of one: the one implementation lwirc's drafts, registry and event log use.
+//! of one: the one implementation lwirc's drafts, registry and event log use. And reading a
+//! file that a document names ([`read_confined`]): the one rule every such path follows.
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed
@@ -107,6 +108,110 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Why [`open_confined`] or [`read_confined`] did not read a file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// `../../secret.json`, `/etc/shadow`, or a symbolic link to a file elsewhere: once
+    /// every `..` and link is resolved, the file is not inside the root (shown here).
+    #[error("it is outside `{0}`")]
+    Outside(String),
+    /// A directory, a FIFO, a device such as `/dev/zero`, a socket.
+    #[error("it is not a regular file")]
+    NotAFile,
+    /// A regular file of more than the limit (shown here) bytes.
+    #[error("it is larger than {0} bytes")]
+    TooLarge(u64),
+    /// A file that does not exist, cannot be opened, or was replaced while it was opened.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+impl ReadError {
+    /// The file does not exist (or a directory on its way does not).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::Io(e) if e.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// Opens the file at `path` (relative to `root`, or absolute) for reading because a
+/// document names it: only when, with every `.`, `..` and symbolic link resolved, it is
+/// inside `root`, and only a regular file, opened without following a link that appeared
+/// meanwhile and without waiting (a FIFO is refused, never waited on; a device is refused
+/// before it is opened).
+pub fn open_confined(root: &Path, path: &Path) -> Result<std::fs::File, ReadError> {
+    let outside = || ReadError::Outside(root.display().to_string());
+    // Judged on the text first, so that nothing outside is even looked at.
+    let lexical_root = lexical(&std::path::absolute(root)?);
+    let lexical_path = lexical(&std::path::absolute(root.join(path))?);
+    if !lexical_path.starts_with(&lexical_root) {
+        return Err(outside());
+    }
+    let real_root = std::fs::canonicalize(root)?;
+    let real = std::fs::canonicalize(&lexical_path)?;
+    if !real.starts_with(&real_root) {
+        return Err(outside());
+    }
+    // `real` has no link left in it: this is the file's own type.
+    let seen = std::fs::symlink_metadata(&real)?;
+    if !seen.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(&real)?;
+    let opened = file.metadata()?;
+    if !opened.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if (opened.dev(), opened.ino()) != (seen.dev(), seen.ino()) {
+            return Err(ReadError::Io(io::Error::other(
+                "it was replaced while it was opened",
+            )));
+        }
+    }
+    Ok(file)
+}
+
+/// Reads the file at `path` that a document names, as [`open_confined`] opens it: at most
+/// `limit` bytes (a larger file is refused after `limit + 1` bytes are read, whatever its
+/// size said).
+pub fn read_confined(root: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let file = open_confined(root, path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    Ok(bytes)
+}
+
+/// `path` (absolute) with `.` and `..` resolved on its text alone.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +240,91 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"2");
         assert_eq!(std::fs::read_dir(&nested).unwrap().count(), 1);
         assert!(write_atomically(Path::new("/"), b"").is_err());
+    }
+
+    #[test]
+    fn a_named_file_is_read_only_inside_its_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("workspace");
+        create_dirs(&root.join("drafts")).unwrap();
+        std::fs::write(root.join("workflow.json"), b"{}").unwrap();
+        std::fs::write(dir.path().join("secret.json"), b"secret").unwrap();
+        let read = |path: &str| read_confined(&root, Path::new(path), 16);
+        assert_eq!(read("workflow.json").unwrap(), b"{}");
+        assert_eq!(read("drafts/../workflow.json").unwrap(), b"{}");
+        assert_eq!(
+            read_confined(&root, &root.join("./workflow.json"), 16).unwrap(),
+            b"{}"
+        );
+        for outside in ["../secret.json", "drafts/../../secret.json", "/etc/passwd"] {
+            assert!(
+                matches!(read(outside), Err(ReadError::Outside(_))),
+                "{outside}: {:?}",
+                read(outside)
+            );
+        }
+        let absolute = dir.path().join("secret.json");
+        assert!(matches!(
+            read_confined(&root, &absolute, 16),
+            Err(ReadError::Outside(_))
+        ));
+        assert!(read("missing.json").unwrap_err().is_not_found());
+        assert!(matches!(read("drafts"), Err(ReadError::NotAFile)));
+    }
+
+    #[test]
+    fn a_named_file_is_read_up_to_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sixteen"), [b'x'; 16]).unwrap();
+        std::fs::write(dir.path().join("seventeen"), [b'x'; 17]).unwrap();
+        assert_eq!(
+            read_confined(dir.path(), Path::new("sixteen"), 16)
+                .unwrap()
+                .len(),
+            16
+        );
+        assert!(matches!(
+            read_confined(dir.path(), Path::new("seventeen"), 16),
+            Err(ReadError::TooLarge(16))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_out_of_the_root_a_device_and_a_fifo_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("workspace");
+        create_dirs(&root.join("sub")).unwrap();
+        std::fs::write(dir.path().join("secret.json"), b"secret").unwrap();
+        std::fs::write(root.join("sub/workflow.json"), b"{}").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+        };
+        link(&dir.path().join("secret.json"), "secret.json");
+        link(Path::new("/dev/zero"), "zero.json");
+        link(dir.path(), "up");
+        link(&root.join("sub/workflow.json"), "workflow.json");
+        let read = |path: &str| read_confined(&root, Path::new(path), 1 << 20);
+        for outside in ["secret.json", "zero.json", "up/secret.json"] {
+            assert!(
+                matches!(read(outside), Err(ReadError::Outside(_))),
+                "{outside}: {:?}",
+                read(outside)
+            );
+        }
+        // A link that stays inside is followed.
+        assert_eq!(read("workflow.json").unwrap(), b"{}");
+        // A device inside the root: refused before it is opened.
+        assert!(matches!(
+            read_confined(Path::new("/dev"), Path::new("zero"), 1 << 20),
+            Err(ReadError::NotAFile)
+        ));
+        // A FIFO nobody writes to: refused, not waited on.
+        let fifo =
+            std::ffi::CString::new(root.join("fifo.json").into_os_string().into_encoded_bytes())
+                .unwrap();
+        // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(matches!(read("fifo.json"), Err(ReadError::NotAFile)));
     }
 }

@@ -26,6 +26,11 @@ impl Client {
     /// A client offering `encodings` (none: the protocol's UTF-16), pushing diagnostics at
     /// once (`debounceMs: 0`) unless `options` say otherwise.
     fn start(encodings: &[&str], options: Value, pull: bool) -> Self {
+        Self::start_in(&repo(), encodings, options, pull)
+    }
+
+    /// As [`Client::start`], with `root` as the workspace.
+    fn start_in(root: &Path, encodings: &[&str], options: Value, pull: bool) -> Self {
         let (server, conn) = Connection::memory();
         let handle = std::thread::spawn(move || {
             let ended = lsp::serve(&server, Config::default());
@@ -56,7 +61,7 @@ impl Client {
                 "initialize",
                 json!({
                     "processId": null,
-                    "rootUri": uri(&repo()),
+                    "rootUri": uri(root),
                     "capabilities": capabilities,
                     "initializationOptions": options,
                 }),
@@ -927,4 +932,153 @@ fn a_deep_or_huge_hostile_document_gets_diagnostics_and_the_server_goes_on() {
         "{diagnostics:?}"
     );
     client.finish();
+}
+
+#[test]
+fn a_definition_a_draft_names_is_read_only_inside_the_workspace_and_only_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(workspace.join("drafts")).unwrap();
+    std::fs::copy(example("workflow.json"), workspace.join("workflow.json")).unwrap();
+    // A definition outside the workspace, with a tool of its own.
+    let secret = read(&example("workflow.json")).replace("github.add_label", "secret.tool");
+    std::fs::write(dir.path().join("secret.json"), &secret).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.json"), workspace.join("link.json"))
+        .unwrap();
+    let fifo = std::ffi::CString::new(
+        workspace
+            .join("fifo.json")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    let mut client = Client::start_in(&workspace, &[], json!({}), false);
+    let path = workspace.join("drafts/draft.json");
+    let draft = |named: &str| {
+        read(&example("draft.json")).replacen(
+            "{",
+            &format!("{{\n  \"x-definition\": \"{named}\","),
+            1,
+        )
+    };
+    let u = client.open(&path, &draft("../workflow.json"));
+    assert_eq!(client.diagnostics(&u), Vec::<Value>::new(), "inside: read");
+    let outside_uri = uri(&dir.path().join("secret.json"));
+    for (version, (named, why)) in [
+        ("../../secret.json", "outside"),
+        ("../link.json", "outside"),
+        ("/etc/passwd", "outside"),
+        ("/dev/zero", "outside"),
+        ("../fifo.json", "not a regular file"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let text = draft(named);
+        client.change(&u, version as i32 + 2, json!([{ "text": text }]));
+        let diagnostics = client.diagnostics(&u);
+        assert!(
+            diagnostics.iter().any(|d| {
+                let m = d["message"].as_str().unwrap();
+                m.contains("cannot be read") && m.contains(why) && d["range"]["start"]["line"] == 1
+            }),
+            "{named}: {diagnostics:?}"
+        );
+        // Nothing of the file reaches the editor: no tool of it to complete.
+        let half = text.replacen("\"github.list_issues\"", "\"s", 1);
+        client.change(&u, 100 + version as i32, json!([{ "text": half }]));
+        client.diagnostics(&u);
+        let items = client.at(
+            "textDocument/completion",
+            &u,
+            position_of(&half, "\"tool\": \"s", 10),
+        );
+        assert!(
+            !items.to_string().contains("secret.tool"),
+            "{named}: {items}"
+        );
+    }
+    assert!(
+        !client.queue.iter().any(|m| matches!(m,
+            Message::Notification(n) if n.params["uri"] == outside_uri.as_str())),
+        "diagnostics were published for the file outside"
+    );
+    client.finish();
+}
+
+#[test]
+fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
+        .arg("register")
+        .arg(example("draft.json"))
+        .arg("-d")
+        .arg(example("workflow.json"))
+        .arg("--registry")
+        .arg(&registry)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Every file of the registry: a FIFO nobody writes to, or a link to `/dev/zero`.
+    let mut files = Vec::new();
+    for area in ["objects/sha256", "versions"] {
+        for entry in std::fs::read_dir(registry.join(area)).unwrap() {
+            files.push(entry.unwrap().path());
+        }
+    }
+    for (i, file) in files.iter().enumerate() {
+        std::fs::remove_file(file).unwrap();
+        if i % 2 == 0 {
+            let c =
+                std::ffi::CString::new(file.clone().into_os_string().into_encoded_bytes()).unwrap();
+            // SAFETY: `c` is a NUL-terminated path that outlives the call.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", file).unwrap();
+        }
+    }
+    for swap in [false, true] {
+        if swap {
+            // The other way round: each kind where the other was.
+            for (i, file) in files.iter().enumerate() {
+                std::fs::remove_file(file).unwrap();
+                if i % 2 == 1 {
+                    let c =
+                        std::ffi::CString::new(file.clone().into_os_string().into_encoded_bytes())
+                            .unwrap();
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                } else {
+                    std::os::unix::fs::symlink("/dev/zero", file).unwrap();
+                }
+            }
+        }
+        let mut client = Client::start(&[], json!({ "registry": registry }), false);
+        let path = dir.path().join("goal.json");
+        let text = read(&repo().join("examples/goals/goal.json")).replacen(
+            "\"work\": [\n",
+            "\"work\": [\n    { \"key\": \"again\", \"template\": \"triage\", \"input\": { \"repo\": \"${ work.triage.output.summary }\" } },\n",
+            1,
+        );
+        let u = client.open(&path, &text);
+        client.diagnostics(&u);
+        // Answered (the client waits at most 20 s), saying the template cannot be read.
+        let hover = client.at(
+            "textDocument/hover",
+            &u,
+            position_of(&text, "work.triage", 6),
+        );
+        let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+        assert!(
+            shown.contains("cannot read the registry")
+                && (shown.contains("not a regular file") || shown.contains("outside")),
+            "{shown}"
+        );
+        client.finish();
+    }
 }

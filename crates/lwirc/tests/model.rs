@@ -714,3 +714,39 @@ fn a_large_memory_file_is_cut_before_it_reaches_the_model() {
     );
     assert!(result.len() < 256 * 1024 + 64);
 }
+
+#[test]
+fn a_skill_that_links_out_of_the_skills_directory_is_not_sent_to_the_model() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::write(d.join("outside.md"), "secret").unwrap();
+    let skill = d.join(".agents/skills/writing-loop-lwir/SKILL.md");
+    std::fs::remove_file(&skill).unwrap();
+    // As a link committed in a repository would be.
+    std::os::unix::fs::symlink(d.join("outside.md"), &skill).unwrap();
+    let server = serve(vec![
+        tool_calls(&[("read_skill", json!({ "name": "writing-loop-lwir" }))]),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    assert_exit(&compile(d, &server.url, &[]), 0);
+    let requests = server.requests.lock().unwrap().clone();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.starts_with("error:") && result.contains("outside its directory"),
+        "{result}"
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.body.to_string().contains("secret")),
+        "the linked file reached the model server"
+    );
+}

@@ -178,7 +178,7 @@ impl PlannerArgs {
             .filter(|name| {
                 !name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with('.')
             })
-            .map(|name| (name.to_owned(), skills_dir.join(name).join("SKILL.md")))
+            .map(str::to_owned)
             .collect();
         let memory = self
             .memory
@@ -194,6 +194,7 @@ impl PlannerArgs {
             max_tool_calls: self.max_tool_calls,
             timeout: limits.timeout,
             places: lwir_model::Places {
+                skills_dir,
                 skills,
                 workflow_memory: memory.join("workflow").join(&prepared.name),
                 org_memory: memory.join("org"),

@@ -1,0 +1,4 @@
+content-type: x
+content-length:   2
+
+{}

@@ -1,0 +1,3 @@
+Content-Type: x
+
+{}

@@ -1,0 +1,4 @@
+Content-Length: 2
+Content-Length: 3
+
+{}
