@@ -21,6 +21,9 @@ use crate::store::{PlanLog, Store, StoreError};
 /// How many times a writer decides again after another writer got in first.
 const MAX_CONFLICTS: u32 = 1000;
 
+/// A plan begun: the goal as it was read, its replanning block, the plan id and its log.
+pub(crate) type Begun = (Loaded, file::Replanning, String, Box<dyn PlanLog>);
+
 /// What went wrong with a goal command.
 #[derive(Debug, thiserror::Error)]
 pub enum GoalError {
@@ -46,6 +49,12 @@ pub enum GoalError {
     /// The registry could not be read.
     #[error(transparent)]
     Templates(#[from] TemplateError),
+    /// lwirc failed while it drove the goal, in a thread of its own: a replan, an
+    /// adaptation or a runner's call under `goal serve` or `goal run` that panicked (a bug,
+    /// whatever the planner or runner answered). `goal serve` reports it as the goal's error
+    /// and goes on; the goal's log is as its last event left it.
+    #[error("lwirc failed internally: {0}")]
+    Internal(String),
     /// The goal's stored state is not what lwirc wrote.
     #[error("the goal `{goal}` is damaged: {detail}")]
     Damaged {
@@ -855,12 +864,7 @@ impl Goals<'_> {
         planner: &mut dyn Agent,
         mut reviewer: Option<&mut dyn Agent>,
     ) -> Result<Replanned, GoalError> {
-        let (loaded, plan_id, mut log) = self.begin_replan(id)?;
-        let replanning = loaded
-            .file
-            .replanning
-            .clone()
-            .unwrap_or_else(|| unreachable!("eligible goals replan"));
+        let (loaded, replanning, plan_id, mut log) = self.begin_replan(id)?;
         let mut feedback: Vec<serde_json::Value> = loaded
             .fold
             .plans
@@ -1058,7 +1062,7 @@ impl Goals<'_> {
     }
 
     /// Checks eligibility, opens the next plan's log and records `plan.requested`.
-    fn begin_replan(&self, id: &str) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
+    fn begin_replan(&self, id: &str) -> Result<Begun, GoalError> {
         self.begin_plan(id, "replan", &|_, projection| {
             if projection.status == Status::Eligible {
                 Ok(())
@@ -1072,14 +1076,14 @@ impl Goals<'_> {
         })
     }
 
-    /// Checks that goal `id` allows a plan of `kind` now (`allowed`), opens the next plan's
-    /// log and records `plan.requested`.
+    /// Checks that goal `id` replans at all and allows a plan of `kind` now (`allowed`),
+    /// opens the next plan's log and records `plan.requested`.
     pub(crate) fn begin_plan(
         &self,
         id: &str,
         kind: &str,
         allowed: &dyn Fn(&Loaded, &Projection) -> Result<(), String>,
-    ) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
+    ) -> Result<Begun, GoalError> {
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
             if self.recover(&loaded)? {
@@ -1087,11 +1091,11 @@ impl Goals<'_> {
             }
             let projection = self.project(&loaded);
             allowed(&loaded, &projection).map_err(GoalError::Refused)?;
-            let replanning = loaded
-                .file
-                .replanning
-                .as_ref()
-                .unwrap_or_else(|| unreachable!("eligible"));
+            let Some(replanning) = loaded.file.replanning.clone() else {
+                return Err(GoalError::Refused(format!(
+                    "goal `{id}` does not replan (its goal file has no `replanning`)"
+                )));
+            };
             let recorded: PlannerManifest = serde_json::from_value(
                 loaded
                     .fold
@@ -1137,7 +1141,7 @@ impl Goals<'_> {
             {
                 Ok(_) => {
                     log.append("plan.requested", data)?;
-                    return Ok((loaded, plan, log));
+                    return Ok((loaded, replanning, plan, log));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e.into()),

@@ -212,9 +212,26 @@ impl<'g> Driver<'g> {
     fn recover(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
         let loaded = self.goals.load(&self.id)?;
         self.catalog = loaded.catalog.clone();
+        self.interrupt_lost(&loaded, observer)?;
+        Ok(())
+    }
+
+    /// Records as interrupted every attempt dispatched to a runner that no runner of this
+    /// driver watches — a dead driver's, or one of this driver's whose answer could not be
+    /// recorded — killing what its runner left running first; whether there was one. The
+    /// run lock makes this driver the only one that dispatches the goal's work.
+    fn interrupt_lost(
+        &mut self,
+        loaded: &crate::goal::Loaded,
+        observer: &mut dyn Observer,
+    ) -> Result<bool, GoalError> {
+        let mut any = false;
         for item in &loaded.fold.items {
             for a in &item.attempts {
-                if a.state != AttemptState::Running || !a.dispatched {
+                if a.state != AttemptState::Running
+                    || !a.dispatched
+                    || self.inflight.contains_key(&item.spec.work)
+                {
                     continue;
                 }
                 let mark = format!("{}/{}/{}", self.id, item.spec.work, a.n);
@@ -223,9 +240,10 @@ impl<'g> Driver<'g> {
                     &self.id,
                     &item.spec.work,
                     a.n,
-                    "its runner was lost: the `goal run` or `goal serve` that dispatched it stopped",
+                    "its runner was lost: the `goal run` or `goal serve` that dispatched it stopped, or could not record its answer",
                 )?;
                 self.report.interrupted += 1;
+                any = true;
                 observer.progress(
                     &self.id,
                     Progress::Interrupted {
@@ -235,7 +253,7 @@ impl<'g> Driver<'g> {
                 );
             }
         }
-        Ok(())
+        Ok(any)
     }
 
     /// Looks at the goal and does what can be done now: dispatches ready work (starting
@@ -251,6 +269,9 @@ impl<'g> Driver<'g> {
         'g: 'env,
     {
         let loaded = self.goals.load(&self.id)?;
+        if self.interrupt_lost(&loaded, observer)? {
+            return Ok(Step::Acted);
+        }
         if let Some(trigger) = self.ended.take()
             && self.goals.adaptation_due(&loaded, &trigger).is_none()
         {
@@ -389,7 +410,19 @@ impl<'g> Driver<'g> {
             let (goal, work, key) = (self.id.clone(), d.id.clone(), d.key.clone());
             scope.spawn(move || {
                 let env: Vec<(&str, String)> = env;
-                let result = runner.run(&bytes, &env);
+                // An answer is always sent: a driver waits for one per attempt in flight.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    runner.run(&bytes, &env)
+                }))
+                .unwrap_or_else(|payload| {
+                    Err(runner::Failure {
+                        code: Code::RunnerFailed,
+                        message: format!(
+                            "lwirc failed while it ran the runner: {}",
+                            panic_message(&*payload)
+                        ),
+                    })
+                });
                 let _ = done.send(Done {
                     goal,
                     work,
@@ -683,6 +716,29 @@ impl Goals<'_> {
     }
 }
 
+/// `f()`, with a panic turned into [`GoalError::Internal`] about `what`: a thread of
+/// `goal serve` always sends its goal's outcome, so that the goal's planner slot is freed
+/// and a stop is not left waiting for it.
+fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, GoalError>) -> Result<T, GoalError> {
+    // Nothing the closure shares is left half-changed in memory by a panic: the goal's
+    // state is its log, which a torn write leaves readable.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        Err(GoalError::Internal(format!(
+            "{what} stopped: {}",
+            panic_message(&*payload)
+        )))
+    })
+}
+
+/// The message a panic was raised with.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
+}
+
 /// Makes a planner (or reviewer) for one replan: `goal serve` runs replans in threads of
 /// their own, each with its own agent.
 pub type AgentFactory<'a> = &'a (dyn Fn() -> Box<dyn Agent + Send> + Sync);
@@ -715,7 +771,8 @@ pub struct ServiceReport {
     pub succeeded: u32,
     /// Of those, failed.
     pub failed: u32,
-    /// Attempts of a dead driver recorded as interrupted.
+    /// Attempts whose runner was lost (a dead driver's, or one whose answer could not be
+    /// recorded) recorded as interrupted.
     pub interrupted: u32,
     /// Replans run.
     pub replans: u32,
@@ -753,19 +810,32 @@ impl Goals<'_> {
         std::thread::scope(|scope| -> Result<(), GoalError> {
             let mut first = true;
             let mut stopping_since: Option<std::time::Instant> = None;
+            // The store could not be listed: the service stops now, its runners killed (not
+            // waited for), and ends with this error.
+            let mut fatal: Option<GoalError> = None;
             loop {
-                let stopping = stop.load(Ordering::SeqCst) || (once && !first);
-                if stop.load(Ordering::SeqCst) {
-                    let since = *stopping_since.get_or_insert_with(std::time::Instant::now);
-                    if since.elapsed() >= service.grace {
-                        for driver in drivers.values_mut().filter(|d| d.busy() && !d.aborted) {
-                            driver.abort();
-                        }
+                let stopping = fatal.is_some() || stop.load(Ordering::SeqCst) || (once && !first);
+                let abort_now = fatal.is_some()
+                    || (stop.load(Ordering::SeqCst)
+                        && stopping_since
+                            .get_or_insert_with(std::time::Instant::now)
+                            .elapsed()
+                            >= service.grace);
+                if abort_now {
+                    for driver in drivers.values_mut().filter(|d| d.busy() && !d.aborted) {
+                        driver.abort();
                     }
                 }
                 if !stopping {
                     report.ticks += 1;
-                    for id in self.store.goals()? {
+                    let ids = match self.store.goals() {
+                        Ok(ids) => ids,
+                        Err(e) => {
+                            fatal = Some(e.into());
+                            continue;
+                        }
+                    };
+                    for id in ids {
                         if planning.contains(&id) {
                             continue;
                         }
@@ -793,7 +863,7 @@ impl Goals<'_> {
                         let Some(driver) = drivers.get_mut(&id) else {
                             continue;
                         };
-                        let before = driver.report.dispatched;
+                        let before = (driver.report.dispatched, driver.report.interrupted);
                         let step = match driver.step(scope, service.runner, &done_tx, observer) {
                             Ok(step) => step,
                             Err(e) => {
@@ -804,7 +874,8 @@ impl Goals<'_> {
                                 continue;
                             }
                         };
-                        report.dispatched += driver.report.dispatched - before;
+                        report.dispatched += driver.report.dispatched - before.0;
+                        report.interrupted += driver.report.interrupted - before.1;
                         match step {
                             Step::Acted | Step::Wait => {}
                             Step::Replan => match service.planner {
@@ -815,13 +886,17 @@ impl Goals<'_> {
                                     let reviewer = service.reviewer;
                                     let goal = id.clone();
                                     scope.spawn(move || {
-                                        let mut planner = make();
-                                        let mut reviewer = reviewer.map(|r| r());
-                                        let outcome = self.replan(
-                                            &goal,
-                                            &mut *planner,
-                                            reviewer.as_deref_mut().map(|r| r as &mut dyn Agent),
-                                        );
+                                        let outcome = contained("a replan", || {
+                                            let mut planner = make();
+                                            let mut reviewer = reviewer.map(|r| r());
+                                            self.replan(
+                                                &goal,
+                                                &mut *planner,
+                                                reviewer
+                                                    .as_deref_mut()
+                                                    .map(|r| r as &mut dyn Agent),
+                                            )
+                                        });
                                         let _ = tx.send((goal, outcome));
                                     });
                                 }
@@ -837,8 +912,10 @@ impl Goals<'_> {
                                     let tx = adapt_tx.clone();
                                     let goal = id.clone();
                                     scope.spawn(move || {
-                                        let mut planner = make();
-                                        let outcome = self.adapt(&goal, &trigger, &mut *planner);
+                                        let outcome = contained("an adaptation", || {
+                                            let mut planner = make();
+                                            self.adapt(&goal, &trigger, &mut *planner)
+                                        });
                                         let _ = tx.send((goal, outcome));
                                     });
                                 }
@@ -852,7 +929,7 @@ impl Goals<'_> {
                 first = false;
                 let busy = drivers.values().any(Driver::busy) || !planning.is_empty();
                 if stopping && !busy {
-                    return Ok(());
+                    return fatal.map_or(Ok(()), Err);
                 }
                 // Wait for answers (a tick's worth, or until one comes).
                 let wait = if busy {
@@ -865,11 +942,20 @@ impl Goals<'_> {
                     let left = deadline.saturating_duration_since(std::time::Instant::now());
                     match done_rx.recv_timeout(left.min(std::time::Duration::from_millis(50))) {
                         Ok(done) => {
-                            if let Some(driver) = drivers.get_mut(&done.goal) {
+                            let goal = done.goal.clone();
+                            if let Some(driver) = drivers.get_mut(&goal) {
                                 let (s, f) = (driver.report.succeeded, driver.report.failed);
-                                driver.record(done, observer)?;
+                                let recorded = driver.record(done, observer);
                                 report.succeeded += driver.report.succeeded - s;
                                 report.failed += driver.report.failed - f;
+                                if let Err(e) = recorded {
+                                    // The attempt is recorded as interrupted at the
+                                    // goal's next step; the other goals go on.
+                                    report.skipped.insert(goal.clone(), e.to_string());
+                                    if !driver.busy() {
+                                        drivers.remove(&goal);
+                                    }
+                                }
                             }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}

@@ -197,7 +197,9 @@ enum GoalCommand {
     /// to answer, then are killed and their attempts recorded as interrupted; replans in
     /// flight are waited for (a second signal exits at once: the next serve or run records
     /// what was in flight as interrupted). Another process driving a goal (`goal run`) is
-    /// left alone.
+    /// left alone. A goal that cannot be driven (a damaged log, an answer that cannot be
+    /// recorded, an internal error) does not stop the others: why is printed when serve
+    /// stops.
     ///
     /// Exit status: 0 stopped cleanly, 2 usage error or an unreadable store.
     #[command(verbatim_doc_comment)]
@@ -973,7 +975,7 @@ impl lwir_goals::run::Observer for Progress {
         let line = match progress {
             P::Interrupted { work, attempt } => {
                 format!(
-                    "attempt {attempt} of {work} was in flight when an earlier run stopped: recorded as interrupted"
+                    "attempt {attempt} of {work} lost its runner (an earlier run stopped, or its answer could not be recorded): recorded as interrupted"
                 )
             }
             P::Dispatched { work, key, attempt } => {
