@@ -134,6 +134,13 @@ pub struct Unresolved {
     pub key: String,
     /// Why.
     pub error: String,
+    /// The finding's code, when it has one (LW1020: the input is too large).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "code_text")]
+    pub code: Option<Code>,
+}
+
+fn code_text<S: serde::Serializer>(code: &Option<Code>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(code.map_or("", |c| c.as_str()))
 }
 
 /// What a runtime reports of a work item.
@@ -552,10 +559,11 @@ impl Goals<'_> {
                         input,
                     });
                 }
-                Err(error) => unresolved.push(Unresolved {
+                Err(e) => unresolved.push(Unresolved {
                     id: w.id.clone(),
                     key: w.key.clone(),
-                    error,
+                    error: e.to_string(),
+                    code: e.code,
                 }),
             }
         }
@@ -567,14 +575,18 @@ impl Goals<'_> {
         &self,
         loaded: &Loaded,
         item: &projection::Item,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, crate::resolve::ResolveError> {
         let mut work = BTreeMap::new();
         for (key, id) in &item.spec.reads {
             let output = loaded
                 .fold
                 .item(id)
                 .and_then(projection::Item::output)
-                .ok_or_else(|| format!("`work.{key}` has no output yet"))?;
+                .ok_or_else(|| crate::resolve::ResolveError {
+                    pointer: String::new(),
+                    message: format!("`work.{key}` has no output yet"),
+                    code: None,
+                })?;
             let mut entry = BTreeMap::new();
             entry.insert("output".to_owned(), Val::from_json(output));
             work.insert(key.clone(), Val::Map(std::rc::Rc::new(entry)));
@@ -584,7 +596,7 @@ impl Goals<'_> {
         let mut bindings = Bindings::new();
         bindings.insert("goal".into(), Val::Map(std::rc::Rc::new(goal)));
         bindings.insert("work".into(), Val::Map(std::rc::Rc::new(work)));
-        crate::resolve::resolve(&item.spec.input, &bindings).map_err(|e| e.to_string())
+        crate::resolve::resolve(&item.spec.input, &bindings)
     }
 
     /// `goal report`: records what a runtime did with work item `work`. Refused (nothing

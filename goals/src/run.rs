@@ -315,11 +315,14 @@ impl<'g> Driver<'g> {
         let mut acted = false;
         for u in unresolved {
             let message = format!("its input cannot be resolved: {}", u.error);
-            if self
-                .goals
-                .report(&self.id, &u.id, &Report::Failed(message.clone()))
-                .is_ok()
-            {
+            let report = match u.code {
+                Some(code) => Report::FailedWith {
+                    code,
+                    message: message.clone(),
+                },
+                None => Report::Failed(message.clone()),
+            };
+            if self.goals.report(&self.id, &u.id, &report).is_ok() {
                 acted = true;
                 self.report.failed += 1;
                 observer.progress(

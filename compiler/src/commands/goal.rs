@@ -153,7 +153,8 @@ enum GoalCommand {
     /// "error": "…"}`. At most the goal's `max_parallel` runners run at once. A runner that
     /// cannot be started, fails, hangs, prints too much or something that is not an answer,
     /// or whose output breaks the template's output schema, is a failed attempt with its
-    /// finding (LW1012–LW1018). A killed `goal run` loses nothing: run it again, and the
+    /// finding (LW1012–LW1018); so is an item whose resolved input would pass 16 MiB
+    /// (LW1020), without starting the runner. A killed `goal run` loses nothing: run it again, and the
     /// attempts it had in flight are recorded as interrupted (they count).
     ///
     /// Exit status: 0 the goal succeeded; 1 it is exhausted, cancelled or waits (for review,
@@ -595,8 +596,11 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
             let id = resolve(store, &goal)?;
             let (ready, unresolved) = goals.next(&id)?;
             for u in &unresolved {
+                let code = u
+                    .code
+                    .map_or(String::new(), |c| format!("{c} {}: ", c.name()));
                 eprintln!(
-                    "lwirc: work {} ({}) is ready but its input cannot be resolved: {}; report it failed with `lwirc goal report {id} {} failed --error TEXT`",
+                    "lwirc: work {} ({}) is ready but its input cannot be resolved: {code}{}; report it failed with `lwirc goal report {id} {} failed --error TEXT`",
                     u.id,
                     u.key,
                     sanitize(&u.error),
