@@ -699,14 +699,19 @@ fn echoing_goal(d: &Path) -> String {
     goal
 }
 
-/// `lwirc args` in `dir` with at most 2 GB of address space.
-fn lwirc_in_2_gb(dir: &Path, args: &[&str]) -> std::process::Output {
-    let mut line = format!(
-        "ulimit -v 2000000 && exec '{}'",
-        env!("CARGO_BIN_EXE_lwirc")
-    );
+/// `lwirc args` in `dir` with at most `kb` KiB of address space, its standard input what
+/// the shell command `input` writes (else nothing).
+fn lwirc_within(dir: &Path, kb: u64, input: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut line = format!("ulimit -v {kb} && ");
+    if let Some(input) = input {
+        line.push_str(&format!("{input} | "));
+    }
+    line.push_str(&format!("'{}'", env!("CARGO_BIN_EXE_lwirc")));
     for a in args {
         line.push_str(&format!(" '{a}'"));
+    }
+    if input.is_none() {
+        line.push_str(" </dev/null");
     }
     std::process::Command::new("sh")
         .arg("-c")
@@ -714,7 +719,6 @@ fn lwirc_in_2_gb(dir: &Path, args: &[&str]) -> std::process::Output {
         .current_dir(dir)
         .env_remove("LWIR_REGISTRY")
         .env_remove("LWIR_GOALS")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -724,7 +728,7 @@ fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
     let dir = registry_without_pattern();
     let d = dir.path();
     let goal = echoing_goal(d);
-    let out = lwirc_in_2_gb(d, &["goal", "next", &goal]);
+    let out = lwirc_within(d, 2_000_000, None, &["goal", "next", &goal]);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), "[]");
     assert!(
@@ -743,7 +747,12 @@ fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
             seen.display()
         ),
     );
-    let out = lwirc_in_2_gb(d, &["goal", "run", &goal, "--runner", &runner]);
+    let out = lwirc_within(
+        d,
+        2_000_000,
+        None,
+        &["goal", "run", &goal, "--runner", &runner],
+    );
     assert_exit(&out, 1);
     assert!(!seen.exists(), "the runner was started");
     let p = show(d, &goal);
@@ -769,4 +778,49 @@ fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["data"]["code"].to_string())
             .collect();
     assert!(codes.iter().all(|c| c == "\"LW1020\""), "{codes:?}");
+}
+
+#[test]
+fn an_oversized_output_file_or_stream_is_refused_before_it_is_read() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = create(d, &goal_file());
+    assert_exit(&report(d, &goal, "triage", &["started"]), 0);
+    let before = show(d, &goal)["fingerprint"].clone();
+    // 1 GiB that takes no disk, and 600 MB on standard input: neither is read whole (the
+    // address space is smaller than either).
+    let sparse = d.join("sparse.json");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let sparse = sparse.display().to_string();
+    let args = ["goal", "report", &goal, "triage", "succeeded", "--output"];
+    let cases = [
+        (
+            None,
+            [&args[..], &[sparse.as_str()]].concat(),
+            "is 1073741824 bytes",
+        ),
+        (
+            Some("head -c 600000000 /dev/zero"),
+            [&args[..], &["-"]].concat(),
+            "on standard input is more than 16777216 bytes",
+        ),
+    ];
+    for (input, args, said) in cases {
+        let out = lwirc_within(d, 400_000, input, &args);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains(said)
+                && stderr(&out).contains("a work item's output is at most 16777216 bytes"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        show(d, &goal)["fingerprint"],
+        before,
+        "nothing was recorded"
+    );
 }

@@ -16,7 +16,7 @@ use lwirc::render::terminal::{excerpt, sanitize};
 use lwirc::render::{File, Report};
 use lwirc::templates::RegistryTemplates;
 
-use super::{ColorChoice, Format, open_registry, print, read_source};
+use super::{ColorChoice, Format, TooLarge, open_registry, print, read_at_most, read_source};
 use crate::exit;
 
 /// Goals: plans that change only through validated proposals, every generation kept.
@@ -103,10 +103,11 @@ enum GoalCommand {
     },
     /// Record what the runtime did with a work item.
     ///
-    /// `started` begins an attempt; `succeeded` (with `--output FILE`, checked against the
-    /// template's output schema) and `failed` (with `--error TEXT`) end it — or, reported
-    /// without a start, are an attempt of their own. Reports on superseded, finished or
-    /// over-ceiling work are refused (exit 1) and nothing is recorded.
+    /// `started` begins an attempt; `succeeded` (with `--output FILE`, at most 16 MiB as a
+    /// runner's answer is, checked against the template's output schema) and `failed` (with
+    /// `--error TEXT`) end it — or, reported without a start, are an attempt of their own.
+    /// Reports on superseded, finished or over-ceiling work are refused (exit 1) and nothing
+    /// is recorded.
     #[command(verbatim_doc_comment)]
     Report {
         /// The goal.
@@ -651,19 +652,28 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
                             "`succeeded` needs --output FILE (the attempt's output, JSON)"
                         )));
                     };
-                    let source = read_source(&path).map_err(io)?;
                     // What `goal run` would read of a runner's answer, at most: an output
                     // is recorded in the goal's log, which every goal command reads.
-                    if source.bytes.len() > process::DEFAULT_MAX_OUTPUT {
-                        eprintln!(
-                            "lwirc: the output `{}` is {} bytes; a work item's output is at most {} \
-                             bytes (as a runner's answer is); nothing was recorded",
-                            sanitize(&path),
-                            source.bytes.len(),
-                            process::DEFAULT_MAX_OUTPUT
-                        );
-                        return Ok(exit::FINDINGS);
-                    }
+                    let limit = process::DEFAULT_MAX_OUTPUT;
+                    let source = match read_at_most(&path, limit as u64).map_err(io)? {
+                        Ok(source) => source,
+                        Err(TooLarge { size }) => {
+                            let (name, size) = match size {
+                                Some(size) => {
+                                    (format!("`{}`", sanitize(&path)), format!("is {size} bytes"))
+                                }
+                                None => (
+                                    "on standard input".to_owned(),
+                                    format!("is more than {limit} bytes"),
+                                ),
+                            };
+                            eprintln!(
+                                "lwirc: the output {name} {size}; a work item's output is at most {limit} \
+                                 bytes (as a runner's answer is); nothing was recorded"
+                            );
+                            return Ok(exit::FINDINGS);
+                        }
+                    };
                     let Some(doc) = super::document_or_report(source) else {
                         return Ok(exit::FINDINGS);
                     };
