@@ -19,7 +19,7 @@ use crate::projection::{self, Fold, Projection, Status, WorkStatus};
 use crate::store::{PlanLog, Store, StoreError};
 
 /// How many times a writer decides again after another writer got in first.
-const MAX_CONFLICTS: u32 = 1000;
+pub(crate) const MAX_CONFLICTS: u32 = 1000;
 
 /// A plan begun: the goal as it was read, its replanning block, the plan id and its log.
 pub(crate) type Begun = (Loaded, file::Replanning, String, Box<dyn PlanLog>);
@@ -1919,7 +1919,7 @@ impl PlanWriter<'_> {
         data: serde_json::Value,
     ) -> Result<(), GoalError> {
         log.append(name, data.clone())?;
-        loop {
+        for _ in 0..MAX_CONFLICTS {
             match self.store.append(self.id, name, data.clone(), self.seq) {
                 Ok(e) => {
                     self.seq = e.seq;
@@ -1938,6 +1938,7 @@ impl PlanWriter<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
+        Err(busy(self.id))
     }
 }
 
@@ -2020,7 +2021,7 @@ fn refuse_if_cancelled(loaded: &Loaded) -> Result<(), GoalError> {
     }
 }
 
-fn busy(id: &str) -> GoalError {
+pub(crate) fn busy(id: &str) -> GoalError {
     GoalError::Refused(format!(
         "goal `{id}` kept changing under this command; try again"
     ))

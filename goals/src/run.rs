@@ -622,7 +622,7 @@ impl Goals<'_> {
         attempt: u32,
         detail: &str,
     ) -> Result<(), GoalError> {
-        loop {
+        for _ in 0..crate::goal::MAX_CONFLICTS {
             let loaded = self.load(id)?;
             let still_running = loaded
                 .fold
@@ -648,6 +648,7 @@ impl Goals<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
+        Err(crate::goal::busy(id))
     }
 
     /// `goal run`: drives goal `id` until it succeeded or nothing more can be done without a

@@ -1332,14 +1332,36 @@ impl lwir_goals::runner::Runner for Tampering {
 }
 
 /// A directory store whose first append of `fail` (an event name) fails, as a database
-/// that drops the connection once would, and whose listing fails after `lists` listings.
-struct FailsOnce {
+/// that drops the connection once would; whose listing fails after `lists` listings; and
+/// whose every append of `conflict` finds the log changed, as a damaged one could.
+struct Flaky {
     inner: lwir_goals::store::Directory,
     fail: std::sync::Mutex<Option<&'static str>>,
     lists: std::sync::Mutex<u32>,
+    conflict: Option<&'static str>,
 }
 
-impl Store for FailsOnce {
+impl Flaky {
+    fn new(world: &World) -> Self {
+        Flaky {
+            inner: world.store.clone(),
+            fail: std::sync::Mutex::new(None),
+            lists: std::sync::Mutex::new(u32::MAX),
+            conflict: None,
+        }
+    }
+
+    fn goals<'a>(&'a self, world: &'a World) -> lwir_goals::Goals<'a> {
+        lwir_goals::Goals {
+            store: self,
+            templates: &world.catalog,
+            by: "tester".into(),
+            now,
+        }
+    }
+}
+
+impl Store for Flaky {
     fn location(&self) -> String {
         self.inner.location()
     }
@@ -1370,6 +1392,12 @@ impl Store for FailsOnce {
         data: Value,
         expected_last: u64,
     ) -> Result<lwir_repair::events::Event, StoreError> {
+        if self.conflict == Some(event) {
+            return Err(StoreError::Conflict {
+                expected: expected_last,
+                found: expected_last + 1,
+            });
+        }
         let mut fail = self.fail.lock().unwrap();
         if *fail == Some(event) {
             *fail = None;
@@ -1434,17 +1462,11 @@ fn an_answer_serve_could_not_record_is_an_interrupted_attempt_and_the_goal_goes_
     ]);
     file["root"] = json!("all");
     let goal = world.create(&file);
-    let store = FailsOnce {
-        inner: world.store.clone(),
+    let store = Flaky {
         fail: std::sync::Mutex::new(Some("work.succeeded")),
-        lists: std::sync::Mutex::new(u32::MAX),
+        ..Flaky::new(&world)
     };
-    let goals = lwir_goals::Goals {
-        store: &store,
-        templates: &world.catalog,
-        by: "tester".into(),
-        now,
-    };
+    let goals = store.goals(&world);
     // `slow` is still in flight when the answer of `quick` cannot be recorded.
     struct SlowAndQuick;
     impl lwir_goals::runner::Runner for SlowAndQuick {
@@ -1503,17 +1525,11 @@ fn an_answer_serve_could_not_record_is_an_interrupted_attempt_and_the_goal_goes_
 fn a_store_that_cannot_be_listed_stops_serve_with_its_runners_recorded_interrupted() {
     let world = World::new();
     let goal = world.create(&goal_file());
-    let store = FailsOnce {
-        inner: world.store.clone(),
-        fail: std::sync::Mutex::new(None),
+    let store = Flaky {
         lists: std::sync::Mutex::new(1),
+        ..Flaky::new(&world)
     };
-    let goals = lwir_goals::Goals {
-        store: &store,
-        templates: &world.catalog,
-        by: "tester".into(),
-        now,
-    };
+    let goals = store.goals(&world);
     let runner = lwir_goals::runner::ProcessRunner::new(
         lwir_repair::process::PlannerCommand::shell("cat >/dev/null; exec sleep 30"),
         lwir_repair::process::Limits::default(),
@@ -1538,4 +1554,48 @@ fn a_store_that_cannot_be_listed_stops_serve_with_its_runners_recorded_interrupt
         "{:?}",
         notes.errors
     );
+}
+
+#[test]
+fn a_log_that_always_seems_changed_is_refused_not_a_hang() {
+    let (interrupting, replanning) = within_a_minute(|| {
+        let world = World::new();
+        // An attempt a dead driver left in flight, whose interruption never lands.
+        let goal = world.create(&goal_file());
+        world
+            .goals()
+            .report(&goal, "notes", &Report::Dispatched)
+            .unwrap();
+        let store = Flaky {
+            conflict: Some("work.failed"),
+            ..Flaky::new(&world)
+        };
+        let runner = Recording {
+            requests: Default::default(),
+            answer: json!({ "kind": "failed", "error": "unused" }),
+        };
+        let interrupting = store
+            .goals(&world)
+            .run(&goal, &runner, None, None, &mut lwir_goals::run::Quiet)
+            .map(|r| r.status)
+            .map_err(|e| e.to_string());
+        // A replan whose proposal never lands.
+        let world = World::new();
+        let goal = eligible(&world);
+        let store = Flaky {
+            conflict: Some("plan.proposed"),
+            ..Flaky::new(&world)
+        };
+        let mut planner = Script::new(vec![Ok(recovery())]);
+        let replanning = store
+            .goals(&world)
+            .replan(&goal, &mut planner, None)
+            .map(|r| format!("{r:?}"))
+            .map_err(|e| e.to_string());
+        (interrupting, replanning)
+    });
+    for outcome in [interrupting.map(|s| format!("{s:?}")), replanning] {
+        let e = outcome.unwrap_err();
+        assert!(e.contains("kept changing under this command"), "{e}");
+    }
 }
