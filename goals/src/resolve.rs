@@ -57,8 +57,9 @@ struct Size {
 }
 
 impl Size {
-    /// Takes `bytes` of the bound, or says that the input would pass it.
-    fn take(&mut self, bytes: usize) -> Result<(), String> {
+    /// Takes `bytes` of the bound for the value at `at`, or says that the input would pass
+    /// it there.
+    fn take(&mut self, bytes: usize, at: &str) -> Result<(), ResolveError> {
         match self.left.checked_sub(bytes) {
             Some(left) => {
                 self.left = left;
@@ -66,11 +67,15 @@ impl Size {
             }
             None => {
                 self.left = 0;
-                Err(format!(
-                    "the resolved input is larger than {} bytes as JSON, the most a work item's \
-                     input may be (as its output may be)",
-                    self.limit
-                ))
+                Err(ResolveError {
+                    pointer: at.to_owned(),
+                    message: format!(
+                        "the resolved input is larger than {} bytes as JSON, the most a work \
+                         item's input may be (as its output may be)",
+                        self.limit
+                    ),
+                    code: Some(Code::WorkInputTooLarge),
+                })
             }
         }
     }
@@ -83,21 +88,18 @@ fn value(
     depth: usize,
     size: &mut Size,
 ) -> Result<serde_json::Value, ResolveError> {
-    let fail = |at: &str, message: String, code: Option<Code>| ResolveError {
-        pointer: at.to_owned(),
-        message,
-        code,
-    };
     // A stored input was read by the strict reader, which bounds nesting; this is a guard.
     if depth > 512 {
-        return Err(fail(&at, "the input is nested too deeply".into(), None));
+        return Err(ResolveError {
+            pointer: at,
+            message: "the input is nested too deeply".into(),
+            code: None,
+        });
     }
-    let too_large = |at: &str, message: String| fail(at, message, Some(Code::WorkInputTooLarge));
     Ok(match v {
         serde_json::Value::String(text) => string(text, bindings, &at, size)?,
         serde_json::Value::Array(items) => {
-            size.take(2 + items.len().saturating_sub(1))
-                .map_err(|m| too_large(&at, m))?;
+            size.take(2 + items.len().saturating_sub(1), &at)?;
             serde_json::Value::Array(
                 items
                     .iter()
@@ -107,23 +109,20 @@ fn value(
             )
         }
         serde_json::Value::Object(members) => {
-            size.take(2 + members.len().saturating_sub(1))
-                .map_err(|m| too_large(&at, m))?;
+            size.take(2 + members.len().saturating_sub(1), &at)?;
             serde_json::Value::Object(
                 members
                     .iter()
                     .map(|(k, item)| {
                         let p = lwir_spec::pointer::join(&at, k);
-                        size.take(json_string_len(k) + 3)
-                            .map_err(|m| too_large(&p, m))?;
+                        size.take(json_string_len(k) + 3, &p)?;
                         value(item, bindings, p, depth + 1, size).map(|v| (k.clone(), v))
                     })
                     .collect::<Result<_, _>>()?,
             )
         }
         other => {
-            size.take(other.to_string().len())
-                .map_err(|m| too_large(&at, m))?;
+            size.take(other.to_string().len(), &at)?;
             other.clone()
         }
     })
@@ -140,26 +139,18 @@ fn string(
         message,
         code: None,
     };
-    let too_large = |message: String| ResolveError {
-        pointer: at.to_owned(),
-        message,
-        code: Some(Code::WorkInputTooLarge),
-    };
     let parsed = parse_string_value(text).map_err(|e| fail(e.message))?;
     let run = |expr: &lwir_spec::expr::Expr| {
         eval::evaluate(expr, bindings, INPUT_BUDGET).map_err(|e| fail(e.message))
     };
     match parsed {
         StringValue::Literal(s) => {
-            size.take(json_string_len(&s) + 2).map_err(too_large)?;
+            size.take(json_string_len(&s) + 2, at)?;
             Ok(serde_json::Value::String(s))
         }
-        StringValue::Expression(e) => json(&run(&e)?, size).map_err(|e| match e {
-            Json::TooLarge(m) => too_large(m),
-            Json::NoForm(why) => fail(format!("the value {why}")),
-        }),
+        StringValue::Expression(e) => json(&run(&e)?, at, size),
         StringValue::Template(parts) => {
-            size.take(2).map_err(too_large)?;
+            size.take(2, at)?;
             let mut out = String::new();
             for part in &parts {
                 let value;
@@ -171,7 +162,7 @@ fn string(
                     }
                 };
                 // Taken before the text is copied in: the template stops growing at the bound.
-                size.take(json_string_len(&text)).map_err(too_large)?;
+                size.take(json_string_len(&text), at)?;
                 out.push_str(&text);
             }
             Ok(serde_json::Value::String(out))
@@ -179,62 +170,56 @@ fn string(
     }
 }
 
-/// Why a value has no JSON within the bound.
-enum Json {
-    /// It would pass the size bound.
-    TooLarge(String),
-    /// A double JSON cannot hold (infinite or NaN).
-    NoForm(String),
-}
-
-/// `v` as JSON, each part taken from the size bound before it is copied out of the value
-/// (lists and maps of the evaluator share their items, so a short expression can stand for
-/// a value far larger than the bound).
-fn json(v: &Val, size: &mut Size) -> Result<serde_json::Value, Json> {
+/// `v` (the value of the expression at `at`) as JSON, each part taken from the size bound
+/// before it is copied out of the value: lists and maps of the evaluator share their items,
+/// so a short expression can stand for a value far larger than the bound.
+fn json(v: &Val, at: &str, size: &mut Size) -> Result<serde_json::Value, ResolveError> {
     use serde_json::Value as J;
-    let mut take = |bytes: usize| size.take(bytes).map_err(Json::TooLarge);
     Ok(match v {
         Val::Null => {
-            take(4)?;
+            size.take(4, at)?;
             J::Null
         }
         Val::Bool(b) => {
-            take(if *b { 4 } else { 5 })?;
+            size.take(if *b { 4 } else { 5 }, at)?;
             J::Bool(*b)
         }
         Val::Int(i) => {
-            take(i.to_string().len())?;
+            size.take(i.to_string().len(), at)?;
             J::from(*i)
         }
         Val::Double(d) => {
-            let n = serde_json::Number::from_f64(*d)
-                .ok_or_else(|| Json::NoForm(format!("{} has no JSON form", format_double(*d))))?;
-            take(n.to_string().len())?;
+            let n = serde_json::Number::from_f64(*d).ok_or_else(|| ResolveError {
+                pointer: at.to_owned(),
+                message: format!("the value {} has no JSON form", format_double(*d)),
+                code: None,
+            })?;
+            size.take(n.to_string().len(), at)?;
             J::Number(n)
         }
         Val::String(s) => {
-            take(json_string_len(s) + 2)?;
+            size.take(json_string_len(s) + 2, at)?;
             J::String(s.to_string())
         }
         Val::List(items) => {
-            take(2 + items.len().saturating_sub(1))?;
+            size.take(2 + items.len().saturating_sub(1), at)?;
             J::Array(
                 items
                     .iter()
-                    .map(|item| json(item, size))
+                    .map(|item| json(item, at, size))
                     .collect::<Result<_, _>>()?,
             )
         }
         Val::Map(members) => {
-            take(2 + members.len().saturating_sub(1))?;
+            size.take(2 + members.len().saturating_sub(1), at)?;
             J::Object(
                 members
                     .iter()
                     .map(|(k, item)| {
-                        size.take(json_string_len(k) + 3).map_err(Json::TooLarge)?;
-                        Ok((k.clone(), json(item, size)?))
+                        size.take(json_string_len(k) + 3, at)?;
+                        Ok((k.clone(), json(item, at, size)?))
                     })
-                    .collect::<Result<_, Json>>()?,
+                    .collect::<Result<_, ResolveError>>()?,
             )
         }
     })
