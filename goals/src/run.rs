@@ -160,6 +160,8 @@ pub struct Driver<'g> {
     ended: Option<crate::adapt::Trigger>,
     /// Set when the runners in flight were killed: what they answer is an interruption.
     aborted: bool,
+    /// The fingerprint of the projection the last [`Driver::step`] decided on.
+    seen: Option<String>,
     report: RunReport,
 }
 
@@ -183,6 +185,7 @@ impl<'g> Driver<'g> {
             catalog: BTreeMap::new(),
             ended: None,
             aborted: false,
+            seen: None,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -280,6 +283,7 @@ impl<'g> Driver<'g> {
         let projection = self.goals.project(&loaded);
         self.report.status = projection.status;
         self.report.reason = projection.reason.clone();
+        self.seen = Some(projection.fingerprint.clone());
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
         Ok(match projection.status {
             Status::Succeeded
@@ -907,7 +911,7 @@ impl Goals<'_> {
                                 // Waits for a free planner slot.
                                 Some(_) => {}
                                 None => {
-                                    Self::park(self, &id, &mut quiescent, &mut drivers);
+                                    Self::park(self, &id, &mut quiescent, &mut drivers, true);
                                 }
                             },
                             Step::Adapt(trigger) => match service.planner {
@@ -926,7 +930,7 @@ impl Goals<'_> {
                                 // No planner, or no free slot: the plan goes on as it is.
                                 _ => {}
                             },
-                            Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers),
+                            Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers, true),
                         }
                     }
                 }
@@ -975,12 +979,12 @@ impl Goals<'_> {
                                 observer.progress(&goal, Progress::Replanned(&outcome));
                                 if matches!(outcome, Replanned::Failed { charged: false, .. }) {
                                     // The planner cannot be started: not again until the goal changes.
-                                    Self::park(self, &goal, &mut quiescent, &mut drivers);
+                                    Self::park(self, &goal, &mut quiescent, &mut drivers, false);
                                 }
                             }
                             Err(e) => {
                                 report.skipped.insert(goal.clone(), e.to_string());
-                                Self::park(self, &goal, &mut quiescent, &mut drivers);
+                                Self::park(self, &goal, &mut quiescent, &mut drivers, false);
                             }
                         }
                     }
@@ -1007,20 +1011,23 @@ impl Goals<'_> {
         Ok(report)
     }
 
-    /// Remembers goal `id` as quiescent at its current fingerprint and lets go of its run
-    /// lock, unless its driver still has runners in flight.
+    /// Remembers goal `id` as quiescent and lets go of its run lock, unless its driver still
+    /// has runners in flight. Quiescent at the fingerprint its driver's last step decided on
+    /// (`stepped`), so that a change made since — an approval landing meanwhile — wakes it;
+    /// else (after a replan's outcome) at its fingerprint now.
     fn park(
         &self,
         id: &str,
         quiescent: &mut BTreeMap<String, String>,
         drivers: &mut BTreeMap<String, Driver<'_>>,
+        stepped: bool,
     ) {
         if drivers.get(id).is_some_and(Driver::busy) {
             return;
         }
-        drivers.remove(id);
-        if let Ok(p) = self.show(id) {
-            quiescent.insert(id.to_owned(), p.fingerprint);
+        let seen = drivers.remove(id).and_then(|d| d.seen).filter(|_| stepped);
+        if let Some(fingerprint) = seen.or_else(|| self.show(id).ok().map(|p| p.fingerprint)) {
+            quiescent.insert(id.to_owned(), fingerprint);
         }
     }
 }

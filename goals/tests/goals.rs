@@ -1331,27 +1331,33 @@ impl lwir_goals::runner::Runner for Tampering {
     }
 }
 
-/// A directory store whose first append of `fail` (an event name) fails, as a database
-/// that drops the connection once would; whose listing fails after `lists` listings; and
-/// whose every append of `conflict` finds the log changed, as a damaged one could.
-struct Flaky {
+/// The world's directory store, whose first append of `fail` (an event name) fails, as a
+/// database that drops the connection once would; whose listing fails after `lists`
+/// listings; whose every append of `conflict` finds the log changed, as a damaged one
+/// could; and, with `approve`, where a person approves a proposed plan the moment after a
+/// read of its goal's log.
+struct Flaky<'a> {
+    world: &'a World,
     inner: lwir_goals::store::Directory,
     fail: std::sync::Mutex<Option<&'static str>>,
     lists: std::sync::Mutex<u32>,
     conflict: Option<&'static str>,
+    approve: std::sync::atomic::AtomicBool,
 }
 
-impl Flaky {
-    fn new(world: &World) -> Self {
+impl<'a> Flaky<'a> {
+    fn new(world: &'a World) -> Self {
         Flaky {
+            world,
             inner: world.store.clone(),
             fail: std::sync::Mutex::new(None),
             lists: std::sync::Mutex::new(u32::MAX),
             conflict: None,
+            approve: Default::default(),
         }
     }
 
-    fn goals<'a>(&'a self, world: &'a World) -> lwir_goals::Goals<'a> {
+    fn goals(&'a self, world: &'a World) -> lwir_goals::Goals<'a> {
         lwir_goals::Goals {
             store: self,
             templates: &world.catalog,
@@ -1361,7 +1367,7 @@ impl Flaky {
     }
 }
 
-impl Store for Flaky {
+impl Store for Flaky<'_> {
     fn location(&self) -> String {
         self.inner.location()
     }
@@ -1383,7 +1389,16 @@ impl Store for Flaky {
         self.inner.goals()
     }
     fn events(&self, goal: &str) -> Result<Vec<lwir_repair::events::Event>, StoreError> {
-        self.inner.events(goal)
+        let events = self.inner.events(goal)?;
+        if let Some(last) = events.last().filter(|e| e.event == "plan.proposed")
+            && self
+                .approve
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let plan = last.data["plan"].as_str().unwrap();
+            self.world.goals().approve(goal, plan).unwrap();
+        }
+        Ok(events)
     }
     fn append(
         &self,
@@ -1598,4 +1613,61 @@ fn a_log_that_always_seems_changed_is_refused_not_a_hang() {
         let e = outcome.unwrap_err();
         assert!(e.contains("kept changing under this command"), "{e}");
     }
+}
+
+/// A planner that answers `answer` to every call, from any thread.
+struct Answers(Value);
+
+impl lwir_goals::agent::Agent for Answers {
+    fn describe(&self) -> String {
+        "answers".into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
+        Ok(serde_json::to_vec(&self.0).unwrap())
+    }
+}
+
+#[test]
+fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
+    let world = World::new();
+    let goal = eligible(&world);
+    // The approval lands just after serve read the log that still waits for review.
+    let store = Flaky {
+        approve: true.into(),
+        ..Flaky::new(&world)
+    };
+    let goals = store.goals(&world);
+    let runner = Recording {
+        requests: Default::default(),
+        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+    };
+    let make = || Box::new(Answers(recovery())) as Box<dyn lwir_goals::agent::Agent + Send>;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let serving = scope.spawn(|| {
+            goals.serve(
+                &service(&runner, Some(&make)),
+                false,
+                &stop,
+                &mut lwir_goals::run::Quiet,
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while world.goals().show(&goal).unwrap().status != Status::Succeeded
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        serving.join().unwrap().unwrap();
+    });
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.generation, 1);
+    assert_eq!(p.status, Status::Succeeded, "{}", p.reason);
 }
