@@ -90,7 +90,9 @@ impl Goals<'_> {
     /// Whether the end of `trigger`'s attempt makes goal `id` adapt now: `None` when it
     /// does, else why not.
     pub fn adaptation_due(&self, loaded: &Loaded, trigger: &Trigger) -> Option<String> {
-        let replanning = loaded.file.replanning.as_ref()?;
+        let Some(replanning) = loaded.file.replanning.as_ref() else {
+            return Some("the goal does not adapt (no `replanning`)".into());
+        };
         let fires = match replanning.adaptation_mode() {
             Adaptation::Off => false,
             Adaptation::OnFailure => !trigger.succeeded,
@@ -144,12 +146,15 @@ impl Goals<'_> {
         if let Some(why) = self.adaptation_due(&loaded, trigger) {
             return Ok(Adapted::NotTriggered(why));
         }
-        let (loaded, plan, mut log) = self.begin_plan(id, "adapt", &|loaded, _| match self
-            .adaptation_due(loaded, trigger)
-        {
-            None => Ok(()),
-            Some(why) => Err(format!("goal `{id}` does not adapt now: {why}")),
-        })?;
+        let (loaded, replanning, plan, mut log) =
+            self.begin_plan(
+                id,
+                "adapt",
+                &|loaded, _| match self.adaptation_due(loaded, trigger) {
+                    None => Ok(()),
+                    Some(why) => Err(format!("goal `{id}` does not adapt now: {why}")),
+                },
+            )?;
         let mut writer = crate::goal::PlanWriter {
             store: self.store,
             id,
@@ -302,14 +307,14 @@ impl Goals<'_> {
                     GoalEvent::Proposed(proposed).data(),
                     &mut log,
                 )?;
-                if loaded
-                    .file
-                    .replanning
-                    .as_ref()
-                    .is_some_and(|r| r.auto_apply)
-                {
+                if replanning.auto_apply {
                     let generation = self.apply(id, &plan, "auto_apply")?;
-                    let obsoleted = self.load(id)?.fold.obsolete.len() - loaded.fold.obsolete.len();
+                    let obsoleted = self
+                        .load(id)?
+                        .fold
+                        .obsolete
+                        .len()
+                        .saturating_sub(loaded.fold.obsolete.len());
                     Ok(Adapted::Revised {
                         plan,
                         generation,

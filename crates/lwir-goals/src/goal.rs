@@ -19,7 +19,10 @@ use crate::projection::{self, Fold, Projection, Status, WorkStatus};
 use crate::store::{PlanLog, Store, StoreError};
 
 /// How many times a writer decides again after another writer got in first.
-const MAX_CONFLICTS: u32 = 1000;
+pub(crate) const MAX_CONFLICTS: u32 = 1000;
+
+/// A plan begun: the goal as it was read, its replanning block, the plan id and its log.
+pub(crate) type Begun = (Loaded, file::Replanning, String, Box<dyn PlanLog>);
 
 /// What went wrong with a goal command.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +49,12 @@ pub enum GoalError {
     /// The registry could not be read.
     #[error(transparent)]
     Templates(#[from] TemplateError),
+    /// lwirc failed while it drove the goal, in a thread of its own: a replan, an
+    /// adaptation or a runner's call under `goal serve` or `goal run` that panicked (a bug,
+    /// whatever the planner or runner answered). `goal serve` reports it as the goal's error
+    /// and goes on; the goal's log is as its last event left it.
+    #[error("lwirc failed internally: {0}")]
+    Internal(String),
     /// The goal's stored state is not what lwirc wrote.
     #[error("the goal `{goal}` is damaged: {detail}")]
     Damaged {
@@ -125,6 +134,13 @@ pub struct Unresolved {
     pub key: String,
     /// Why.
     pub error: String,
+    /// The finding's code, when it has one (LW1020: the input is too large).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "code_text")]
+    pub code: Option<Code>,
+}
+
+fn code_text<S: serde::Serializer>(code: &Option<Code>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(code.map_or("", |c| c.as_str()))
 }
 
 /// What a runtime reports of a work item.
@@ -543,10 +559,11 @@ impl Goals<'_> {
                         input,
                     });
                 }
-                Err(error) => unresolved.push(Unresolved {
+                Err(e) => unresolved.push(Unresolved {
                     id: w.id.clone(),
                     key: w.key.clone(),
-                    error,
+                    error: e.to_string(),
+                    code: e.code,
                 }),
             }
         }
@@ -558,14 +575,18 @@ impl Goals<'_> {
         &self,
         loaded: &Loaded,
         item: &projection::Item,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, crate::resolve::ResolveError> {
         let mut work = BTreeMap::new();
         for (key, id) in &item.spec.reads {
             let output = loaded
                 .fold
                 .item(id)
                 .and_then(projection::Item::output)
-                .ok_or_else(|| format!("`work.{key}` has no output yet"))?;
+                .ok_or_else(|| crate::resolve::ResolveError {
+                    pointer: String::new(),
+                    message: format!("`work.{key}` has no output yet"),
+                    code: None,
+                })?;
             let mut entry = BTreeMap::new();
             entry.insert("output".to_owned(), Val::from_json(output));
             work.insert(key.clone(), Val::Map(std::rc::Rc::new(entry)));
@@ -575,7 +596,7 @@ impl Goals<'_> {
         let mut bindings = Bindings::new();
         bindings.insert("goal".into(), Val::Map(std::rc::Rc::new(goal)));
         bindings.insert("work".into(), Val::Map(std::rc::Rc::new(work)));
-        crate::resolve::resolve(&item.spec.input, &bindings).map_err(|e| e.to_string())
+        crate::resolve::resolve(&item.spec.input, &bindings)
     }
 
     /// `goal report`: records what a runtime did with work item `work`. Refused (nothing
@@ -855,12 +876,7 @@ impl Goals<'_> {
         planner: &mut dyn Agent,
         mut reviewer: Option<&mut dyn Agent>,
     ) -> Result<Replanned, GoalError> {
-        let (loaded, plan_id, mut log) = self.begin_replan(id)?;
-        let replanning = loaded
-            .file
-            .replanning
-            .clone()
-            .unwrap_or_else(|| unreachable!("eligible goals replan"));
+        let (loaded, replanning, plan_id, mut log) = self.begin_replan(id)?;
         let mut feedback: Vec<serde_json::Value> = loaded
             .fold
             .plans
@@ -1058,7 +1074,7 @@ impl Goals<'_> {
     }
 
     /// Checks eligibility, opens the next plan's log and records `plan.requested`.
-    fn begin_replan(&self, id: &str) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
+    fn begin_replan(&self, id: &str) -> Result<Begun, GoalError> {
         self.begin_plan(id, "replan", &|_, projection| {
             if projection.status == Status::Eligible {
                 Ok(())
@@ -1072,14 +1088,14 @@ impl Goals<'_> {
         })
     }
 
-    /// Checks that goal `id` allows a plan of `kind` now (`allowed`), opens the next plan's
-    /// log and records `plan.requested`.
+    /// Checks that goal `id` replans at all and allows a plan of `kind` now (`allowed`),
+    /// opens the next plan's log and records `plan.requested`.
     pub(crate) fn begin_plan(
         &self,
         id: &str,
         kind: &str,
         allowed: &dyn Fn(&Loaded, &Projection) -> Result<(), String>,
-    ) -> Result<(Loaded, String, Box<dyn PlanLog>), GoalError> {
+    ) -> Result<Begun, GoalError> {
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
             if self.recover(&loaded)? {
@@ -1087,11 +1103,11 @@ impl Goals<'_> {
             }
             let projection = self.project(&loaded);
             allowed(&loaded, &projection).map_err(GoalError::Refused)?;
-            let replanning = loaded
-                .file
-                .replanning
-                .as_ref()
-                .unwrap_or_else(|| unreachable!("eligible"));
+            let Some(replanning) = loaded.file.replanning.clone() else {
+                return Err(GoalError::Refused(format!(
+                    "goal `{id}` does not replan (its goal file has no `replanning`)"
+                )));
+            };
             let recorded: PlannerManifest = serde_json::from_value(
                 loaded
                     .fold
@@ -1137,7 +1153,7 @@ impl Goals<'_> {
             {
                 Ok(_) => {
                     log.append("plan.requested", data)?;
-                    return Ok((loaded, plan, log));
+                    return Ok((loaded, replanning, plan, log));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
@@ -1903,7 +1919,7 @@ impl PlanWriter<'_> {
         data: serde_json::Value,
     ) -> Result<(), GoalError> {
         log.append(name, data.clone())?;
-        loop {
+        for _ in 0..MAX_CONFLICTS {
             match self.store.append(self.id, name, data.clone(), self.seq) {
                 Ok(e) => {
                     self.seq = e.seq;
@@ -1922,6 +1938,7 @@ impl PlanWriter<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
+        Err(busy(self.id))
     }
 }
 
@@ -2004,7 +2021,7 @@ fn refuse_if_cancelled(loaded: &Loaded) -> Result<(), GoalError> {
     }
 }
 
-fn busy(id: &str) -> GoalError {
+pub(crate) fn busy(id: &str) -> GoalError {
     GoalError::Refused(format!(
         "goal `{id}` kept changing under this command; try again"
     ))

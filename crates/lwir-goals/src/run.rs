@@ -160,6 +160,8 @@ pub struct Driver<'g> {
     ended: Option<crate::adapt::Trigger>,
     /// Set when the runners in flight were killed: what they answer is an interruption.
     aborted: bool,
+    /// The fingerprint of the projection the last [`Driver::step`] decided on.
+    seen: Option<String>,
     report: RunReport,
 }
 
@@ -183,6 +185,7 @@ impl<'g> Driver<'g> {
             catalog: BTreeMap::new(),
             ended: None,
             aborted: false,
+            seen: None,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -212,9 +215,26 @@ impl<'g> Driver<'g> {
     fn recover(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
         let loaded = self.goals.load(&self.id)?;
         self.catalog = loaded.catalog.clone();
+        self.interrupt_lost(&loaded, observer)?;
+        Ok(())
+    }
+
+    /// Records as interrupted every attempt dispatched to a runner that no runner of this
+    /// driver watches — a dead driver's, or one of this driver's whose answer could not be
+    /// recorded — killing what its runner left running first; whether there was one. The
+    /// run lock makes this driver the only one that dispatches the goal's work.
+    fn interrupt_lost(
+        &mut self,
+        loaded: &crate::goal::Loaded,
+        observer: &mut dyn Observer,
+    ) -> Result<bool, GoalError> {
+        let mut any = false;
         for item in &loaded.fold.items {
             for a in &item.attempts {
-                if a.state != AttemptState::Running || !a.dispatched {
+                if a.state != AttemptState::Running
+                    || !a.dispatched
+                    || self.inflight.contains_key(&item.spec.work)
+                {
                     continue;
                 }
                 let mark = format!("{}/{}/{}", self.id, item.spec.work, a.n);
@@ -223,9 +243,10 @@ impl<'g> Driver<'g> {
                     &self.id,
                     &item.spec.work,
                     a.n,
-                    "its runner was lost: the `goal run` or `goal serve` that dispatched it stopped",
+                    "its runner was lost: the `goal run` or `goal serve` that dispatched it stopped, or could not record its answer",
                 )?;
                 self.report.interrupted += 1;
+                any = true;
                 observer.progress(
                     &self.id,
                     Progress::Interrupted {
@@ -235,7 +256,7 @@ impl<'g> Driver<'g> {
                 );
             }
         }
-        Ok(())
+        Ok(any)
     }
 
     /// Looks at the goal and does what can be done now: dispatches ready work (starting
@@ -251,6 +272,9 @@ impl<'g> Driver<'g> {
         'g: 'env,
     {
         let loaded = self.goals.load(&self.id)?;
+        if self.interrupt_lost(&loaded, observer)? {
+            return Ok(Step::Acted);
+        }
         if let Some(trigger) = self.ended.take()
             && self.goals.adaptation_due(&loaded, &trigger).is_none()
         {
@@ -259,6 +283,7 @@ impl<'g> Driver<'g> {
         let projection = self.goals.project(&loaded);
         self.report.status = projection.status;
         self.report.reason = projection.reason.clone();
+        self.seen = Some(projection.fingerprint.clone());
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
         Ok(match projection.status {
             Status::Succeeded
@@ -294,11 +319,14 @@ impl<'g> Driver<'g> {
         let mut acted = false;
         for u in unresolved {
             let message = format!("its input cannot be resolved: {}", u.error);
-            if self
-                .goals
-                .report(&self.id, &u.id, &Report::Failed(message.clone()))
-                .is_ok()
-            {
+            let report = match u.code {
+                Some(code) => Report::FailedWith {
+                    code,
+                    message: message.clone(),
+                },
+                None => Report::Failed(message.clone()),
+            };
+            if self.goals.report(&self.id, &u.id, &report).is_ok() {
                 acted = true;
                 self.report.failed += 1;
                 observer.progress(
@@ -389,7 +417,19 @@ impl<'g> Driver<'g> {
             let (goal, work, key) = (self.id.clone(), d.id.clone(), d.key.clone());
             scope.spawn(move || {
                 let env: Vec<(&str, String)> = env;
-                let result = runner.run(&bytes, &env);
+                // An answer is always sent: a driver waits for one per attempt in flight.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    runner.run(&bytes, &env)
+                }))
+                .unwrap_or_else(|payload| {
+                    Err(runner::Failure {
+                        code: Code::RunnerFailed,
+                        message: format!(
+                            "lwirc failed while it ran the runner: {}",
+                            panic_message(&*payload)
+                        ),
+                    })
+                });
                 let _ = done.send(Done {
                     goal,
                     work,
@@ -586,7 +626,7 @@ impl Goals<'_> {
         attempt: u32,
         detail: &str,
     ) -> Result<(), GoalError> {
-        loop {
+        for _ in 0..crate::goal::MAX_CONFLICTS {
             let loaded = self.load(id)?;
             let still_running = loaded
                 .fold
@@ -612,6 +652,7 @@ impl Goals<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
+        Err(crate::goal::busy(id))
     }
 
     /// `goal run`: drives goal `id` until it succeeded or nothing more can be done without a
@@ -683,6 +724,29 @@ impl Goals<'_> {
     }
 }
 
+/// `f()`, with a panic turned into [`GoalError::Internal`] about `what`: a thread of
+/// `goal serve` always sends its goal's outcome, so that the goal's planner slot is freed
+/// and a stop is not left waiting for it.
+fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, GoalError>) -> Result<T, GoalError> {
+    // Nothing the closure shares is left half-changed in memory by a panic: the goal's
+    // state is its log, which a torn write leaves readable.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        Err(GoalError::Internal(format!(
+            "{what} stopped: {}",
+            panic_message(&*payload)
+        )))
+    })
+}
+
+/// The message a panic was raised with.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
+}
+
 /// Makes a planner (or reviewer) for one replan: `goal serve` runs replans in threads of
 /// their own, each with its own agent.
 pub type AgentFactory<'a> = &'a (dyn Fn() -> Box<dyn Agent + Send> + Sync);
@@ -715,7 +779,8 @@ pub struct ServiceReport {
     pub succeeded: u32,
     /// Of those, failed.
     pub failed: u32,
-    /// Attempts of a dead driver recorded as interrupted.
+    /// Attempts whose runner was lost (a dead driver's, or one whose answer could not be
+    /// recorded) recorded as interrupted.
     pub interrupted: u32,
     /// Replans run.
     pub replans: u32,
@@ -753,19 +818,32 @@ impl Goals<'_> {
         std::thread::scope(|scope| -> Result<(), GoalError> {
             let mut first = true;
             let mut stopping_since: Option<std::time::Instant> = None;
+            // The store could not be listed: the service stops now, its runners killed (not
+            // waited for), and ends with this error.
+            let mut fatal: Option<GoalError> = None;
             loop {
-                let stopping = stop.load(Ordering::SeqCst) || (once && !first);
-                if stop.load(Ordering::SeqCst) {
-                    let since = *stopping_since.get_or_insert_with(std::time::Instant::now);
-                    if since.elapsed() >= service.grace {
-                        for driver in drivers.values_mut().filter(|d| d.busy() && !d.aborted) {
-                            driver.abort();
-                        }
+                let stopping = fatal.is_some() || stop.load(Ordering::SeqCst) || (once && !first);
+                let abort_now = fatal.is_some()
+                    || (stop.load(Ordering::SeqCst)
+                        && stopping_since
+                            .get_or_insert_with(std::time::Instant::now)
+                            .elapsed()
+                            >= service.grace);
+                if abort_now {
+                    for driver in drivers.values_mut().filter(|d| d.busy() && !d.aborted) {
+                        driver.abort();
                     }
                 }
                 if !stopping {
                     report.ticks += 1;
-                    for id in self.store.goals()? {
+                    let ids = match self.store.goals() {
+                        Ok(ids) => ids,
+                        Err(e) => {
+                            fatal = Some(e.into());
+                            continue;
+                        }
+                    };
+                    for id in ids {
                         if planning.contains(&id) {
                             continue;
                         }
@@ -793,7 +871,7 @@ impl Goals<'_> {
                         let Some(driver) = drivers.get_mut(&id) else {
                             continue;
                         };
-                        let before = driver.report.dispatched;
+                        let before = (driver.report.dispatched, driver.report.interrupted);
                         let step = match driver.step(scope, service.runner, &done_tx, observer) {
                             Ok(step) => step,
                             Err(e) => {
@@ -804,7 +882,8 @@ impl Goals<'_> {
                                 continue;
                             }
                         };
-                        report.dispatched += driver.report.dispatched - before;
+                        report.dispatched += driver.report.dispatched - before.0;
+                        report.interrupted += driver.report.interrupted - before.1;
                         match step {
                             Step::Acted | Step::Wait => {}
                             Step::Replan => match service.planner {
@@ -815,20 +894,24 @@ impl Goals<'_> {
                                     let reviewer = service.reviewer;
                                     let goal = id.clone();
                                     scope.spawn(move || {
-                                        let mut planner = make();
-                                        let mut reviewer = reviewer.map(|r| r());
-                                        let outcome = self.replan(
-                                            &goal,
-                                            &mut *planner,
-                                            reviewer.as_deref_mut().map(|r| r as &mut dyn Agent),
-                                        );
+                                        let outcome = contained("a replan", || {
+                                            let mut planner = make();
+                                            let mut reviewer = reviewer.map(|r| r());
+                                            self.replan(
+                                                &goal,
+                                                &mut *planner,
+                                                reviewer
+                                                    .as_deref_mut()
+                                                    .map(|r| r as &mut dyn Agent),
+                                            )
+                                        });
                                         let _ = tx.send((goal, outcome));
                                     });
                                 }
                                 // Waits for a free planner slot.
                                 Some(_) => {}
                                 None => {
-                                    Self::park(self, &id, &mut quiescent, &mut drivers);
+                                    Self::park(self, &id, &mut quiescent, &mut drivers, true);
                                 }
                             },
                             Step::Adapt(trigger) => match service.planner {
@@ -837,22 +920,24 @@ impl Goals<'_> {
                                     let tx = adapt_tx.clone();
                                     let goal = id.clone();
                                     scope.spawn(move || {
-                                        let mut planner = make();
-                                        let outcome = self.adapt(&goal, &trigger, &mut *planner);
+                                        let outcome = contained("an adaptation", || {
+                                            let mut planner = make();
+                                            self.adapt(&goal, &trigger, &mut *planner)
+                                        });
                                         let _ = tx.send((goal, outcome));
                                     });
                                 }
                                 // No planner, or no free slot: the plan goes on as it is.
                                 _ => {}
                             },
-                            Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers),
+                            Step::Stop => Self::park(self, &id, &mut quiescent, &mut drivers, true),
                         }
                     }
                 }
                 first = false;
                 let busy = drivers.values().any(Driver::busy) || !planning.is_empty();
                 if stopping && !busy {
-                    return Ok(());
+                    return fatal.map_or(Ok(()), Err);
                 }
                 // Wait for answers (a tick's worth, or until one comes).
                 let wait = if busy {
@@ -865,11 +950,20 @@ impl Goals<'_> {
                     let left = deadline.saturating_duration_since(std::time::Instant::now());
                     match done_rx.recv_timeout(left.min(std::time::Duration::from_millis(50))) {
                         Ok(done) => {
-                            if let Some(driver) = drivers.get_mut(&done.goal) {
+                            let goal = done.goal.clone();
+                            if let Some(driver) = drivers.get_mut(&goal) {
                                 let (s, f) = (driver.report.succeeded, driver.report.failed);
-                                driver.record(done, observer)?;
+                                let recorded = driver.record(done, observer);
                                 report.succeeded += driver.report.succeeded - s;
                                 report.failed += driver.report.failed - f;
+                                if let Err(e) = recorded {
+                                    // The attempt is recorded as interrupted at the
+                                    // goal's next step; the other goals go on.
+                                    report.skipped.insert(goal.clone(), e.to_string());
+                                    if !driver.busy() {
+                                        drivers.remove(&goal);
+                                    }
+                                }
                             }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -885,12 +979,12 @@ impl Goals<'_> {
                                 observer.progress(&goal, Progress::Replanned(&outcome));
                                 if matches!(outcome, Replanned::Failed { charged: false, .. }) {
                                     // The planner cannot be started: not again until the goal changes.
-                                    Self::park(self, &goal, &mut quiescent, &mut drivers);
+                                    Self::park(self, &goal, &mut quiescent, &mut drivers, false);
                                 }
                             }
                             Err(e) => {
                                 report.skipped.insert(goal.clone(), e.to_string());
-                                Self::park(self, &goal, &mut quiescent, &mut drivers);
+                                Self::park(self, &goal, &mut quiescent, &mut drivers, false);
                             }
                         }
                     }
@@ -917,20 +1011,23 @@ impl Goals<'_> {
         Ok(report)
     }
 
-    /// Remembers goal `id` as quiescent at its current fingerprint and lets go of its run
-    /// lock, unless its driver still has runners in flight.
+    /// Remembers goal `id` as quiescent and lets go of its run lock, unless its driver still
+    /// has runners in flight. Quiescent at the fingerprint its driver's last step decided on
+    /// (`stepped`), so that a change made since — an approval landing meanwhile — wakes it;
+    /// else (after a replan's outcome) at its fingerprint now.
     fn park(
         &self,
         id: &str,
         quiescent: &mut BTreeMap<String, String>,
         drivers: &mut BTreeMap<String, Driver<'_>>,
+        stepped: bool,
     ) {
         if drivers.get(id).is_some_and(Driver::busy) {
             return;
         }
-        drivers.remove(id);
-        if let Ok(p) = self.show(id) {
-            quiescent.insert(id.to_owned(), p.fingerprint);
+        let seen = drivers.remove(id).and_then(|d| d.seen).filter(|_| stepped);
+        if let Some(fingerprint) = seen.or_else(|| self.show(id).ok().map(|p| p.fingerprint)) {
+            quiescent.insert(id.to_owned(), fingerprint);
         }
     }
 }

@@ -339,3 +339,52 @@ fn a_goal_cancelled_during_an_adaptation_is_not_revised() {
             .any(|n| n == "plan.proposed")
     );
 }
+
+#[test]
+fn a_goal_without_replanning_runs_with_a_planner_and_never_asks_it() {
+    let world = World::new();
+    let mut file = goal_file();
+    file.as_object_mut().unwrap().remove("replanning");
+    let goal = world.create(&file);
+    let runner = By(|_| ok());
+    // No answers: a call would fail the test.
+    let mut planner = Script::new(Vec::new());
+    let requests = planner.requests.clone();
+    let report = world
+        .goals()
+        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
+        .unwrap();
+    assert_eq!(report.status, Status::Succeeded, "{}", report.reason);
+    assert!(requests.borrow().is_empty());
+    assert!(report.adaptations.is_empty());
+}
+
+#[test]
+fn a_goal_without_replanning_is_never_due_to_adapt_nor_refused_by_a_panic() {
+    let world = World::new();
+    let mut file = goal_file();
+    file.as_object_mut().unwrap().remove("replanning");
+    let goal = world.create(&file);
+    let goals = world.goals();
+    fail_until_spent(&world, &goal, "notes");
+    let loaded = goals.load(&goal).unwrap();
+    let notes = &loaded.fold.items[0].spec;
+    let trigger = lwir_goals::adapt::Trigger {
+        work: notes.work.clone(),
+        key: notes.key.clone(),
+        attempt: 1,
+        succeeded: false,
+        generation: 0,
+    };
+    assert!(goals.adaptation_due(&loaded, &trigger).is_some());
+    let mut planner = Script::new(Vec::new());
+    match goals.adapt(&goal, &trigger, &mut planner).unwrap() {
+        lwir_goals::adapt::Adapted::NotTriggered(why) => {
+            assert!(why.contains("replanning"), "{why}")
+        }
+        other => panic!("adapted: {other:?}"),
+    }
+    // A replan of it is refused with the reason, not a panic.
+    let e = goals.replan(&goal, &mut planner, None).unwrap_err();
+    assert!(e.to_string().contains("does not replan"), "{e}");
+}

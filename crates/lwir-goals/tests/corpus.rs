@@ -5,8 +5,9 @@
 //! Each invalid fixture's findings are snapshotted beside it (`<name>.snap`).
 //!
 //! LW1012 (work-output-mismatch) is a refused `goal report`, not a finding in a document,
-//! and LW1019 (alters-finished-work) needs a goal part-way through a run; `tests/goals.rs`
-//! and `tests/adapt.rs` cover them.
+//! and LW1019 (alters-finished-work) and LW1020 (work-input-too-large) need a goal part-way
+//! through a run; `tests/goals.rs`, `tests/adapt.rs` and the resolver's own tests cover
+//! them.
 
 mod common;
 
@@ -143,7 +144,10 @@ fn every_goal_code_has_fixtures() {
     let all = fixtures();
     for &code in Code::ALL {
         if code.validator() != Validator::Goal
-            || matches!(code, Code::WorkOutputMismatch | Code::AltersFinishedWork)
+            || matches!(
+                code,
+                Code::WorkOutputMismatch | Code::AltersFinishedWork | Code::WorkInputTooLarge
+            )
         {
             continue;
         }

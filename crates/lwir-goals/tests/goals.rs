@@ -7,7 +7,7 @@ use common::*;
 use lwir_goals::GoalError;
 use lwir_goals::goal::{Replanned, Report};
 use lwir_goals::projection::{Status, WorkStatus};
-use lwir_goals::store::Store;
+use lwir_goals::store::{Store, StoreError};
 use lwir_repair::harness::FailureKind;
 use lwir_spec::Code;
 use serde_json::{Value, json};
@@ -1140,4 +1140,534 @@ fn rechained(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A planner whose call panics: a bug in lwirc's agent code, as far as a service can tell.
+struct Panicking;
+
+impl lwir_goals::agent::Agent for Panicking {
+    fn describe(&self) -> String {
+        "panicking".into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
+        panic!("the planner harness broke");
+    }
+}
+
+/// A service over `runner`, with `planner` when given, passing every 10 ms.
+fn service<'a>(
+    runner: &'a dyn lwir_goals::runner::Runner,
+    planner: Option<lwir_goals::run::AgentFactory<'a>>,
+) -> lwir_goals::run::Service<'a> {
+    lwir_goals::run::Service {
+        runner,
+        planner,
+        reviewer: None,
+        max_planner_calls: 1,
+        interval: std::time::Duration::from_millis(10),
+        grace: std::time::Duration::from_secs(1),
+    }
+}
+
+/// Runs `f` in a thread of its own and waits at most a minute for what it returns.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("it ended within a minute")
+}
+
+#[test]
+fn a_replan_that_panics_under_serve_is_that_goals_error_and_the_service_stops() {
+    let (goal, skipped, replanned, p1) = within_a_minute(|| {
+        let world = World::new();
+        let goal = eligible(&world);
+        let runner = Recording {
+            requests: Default::default(),
+            answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        };
+        let make = || Box::new(Panicking) as Box<dyn lwir_goals::agent::Agent + Send>;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let report = world
+            .goals()
+            .serve(
+                &service(&runner, Some(&make)),
+                true,
+                &stop,
+                &mut lwir_goals::run::Quiet,
+            )
+            .unwrap();
+        // The replan that died consumed its slot; the next one goes on.
+        let mut planner = Script::new(vec![Ok(recovery())]);
+        let replanned = world.goals().replan(&goal, &mut planner, None).unwrap();
+        let p = world.goals().show(&goal).unwrap();
+        let p1 = p.plans.iter().find(|p| p.id == "p1").unwrap().status;
+        (goal, report.skipped, format!("{replanned:?}"), p1)
+    });
+    let why = &skipped[&goal];
+    assert!(why.contains("lwirc failed internally"), "{why}");
+    assert!(why.contains("the planner harness broke"), "{why}");
+    assert_eq!(p1, "interrupted");
+    assert!(
+        replanned.starts_with("AwaitingReview { plan: \"p2\""),
+        "{replanned}"
+    );
+}
+
+#[test]
+fn a_runner_call_that_panics_is_a_failed_attempt_not_a_hang() {
+    struct Panics;
+    impl lwir_goals::runner::Runner for Panics {
+        fn describe(&self) -> String {
+            "panics".into()
+        }
+        fn run(
+            &self,
+            _request: &[u8],
+            _env: &[(&str, String)],
+        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+            panic!("the runner harness broke");
+        }
+    }
+    let (status, failures) = within_a_minute(|| {
+        let world = World::new();
+        let goal = world.create(&goal_file());
+        let report = world
+            .goals()
+            .run(&goal, &Panics, None, None, &mut lwir_goals::run::Quiet)
+            .unwrap();
+        let failures: Vec<Value> = world
+            .store
+            .events(&goal)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.event == "work.failed")
+            .map(|e| e.data)
+            .collect();
+        (report.status, failures)
+    });
+    assert_eq!(status, Status::Eligible);
+    assert_eq!(failures.len(), 2, "both attempts of `notes`");
+    assert_eq!(failures[0]["code"], "LW1014");
+    assert!(
+        failures[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("the runner harness broke"),
+        "{failures:?}"
+    );
+}
+
+#[test]
+fn a_goal_whose_answer_cannot_be_recorded_under_serve_does_not_stop_the_others() {
+    let world = World::new();
+    let mut second = goal_file();
+    second["objective"] = json!("Another week.");
+    let damaged = world.create(&goal_file());
+    let fine = world.create(&second);
+    let frozen = world.store.goal_dir(&damaged).join("goal.json");
+    // The runner of the first goal's work changes its frozen file behind lwirc's back.
+    let runner = Tampering {
+        goal: damaged.clone(),
+        frozen,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let report = world
+        .goals()
+        .serve(
+            &service(&runner, None),
+            true,
+            &stop,
+            &mut lwir_goals::run::Quiet,
+        )
+        .unwrap();
+    assert!(
+        report.skipped[&damaged].contains("damaged"),
+        "{:?}",
+        report.skipped
+    );
+    assert_eq!(report.succeeded, 1);
+    assert_eq!(world.goals().show(&fine).unwrap().status, Status::Succeeded);
+}
+
+/// A runner that succeeds, but first rewrites the frozen goal file of `goal` when it runs
+/// that goal's work.
+struct Tampering {
+    goal: String,
+    frozen: std::path::PathBuf,
+}
+
+impl lwir_goals::runner::Runner for Tampering {
+    fn describe(&self) -> String {
+        "tampering".into()
+    }
+
+    fn run(
+        &self,
+        request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+        let request: Value = serde_json::from_slice(request).unwrap();
+        if request["goal"] == self.goal.as_str() {
+            let text = std::fs::read_to_string(&self.frozen).unwrap();
+            std::fs::write(
+                &self.frozen,
+                text.replace("\"max_attempts\":2", "\"max_attempts\":9"),
+            )
+            .unwrap();
+        }
+        Ok(serde_json::to_vec(
+            &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        )
+        .unwrap())
+    }
+}
+
+/// The world's directory store, whose first append of `fail` (an event name) fails, as a
+/// database that drops the connection once would; whose listing fails after `lists`
+/// listings; whose every append of `conflict` finds the log changed, as a damaged one
+/// could; and, with `approve`, where a person approves a proposed plan the moment after a
+/// read of its goal's log.
+struct Flaky<'a> {
+    world: &'a World,
+    inner: lwir_goals::store::Directory,
+    fail: std::sync::Mutex<Option<&'static str>>,
+    lists: std::sync::Mutex<u32>,
+    conflict: Option<&'static str>,
+    approve: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Flaky<'a> {
+    fn new(world: &'a World) -> Self {
+        Flaky {
+            world,
+            inner: world.store.clone(),
+            fail: std::sync::Mutex::new(None),
+            lists: std::sync::Mutex::new(u32::MAX),
+            conflict: None,
+            approve: Default::default(),
+        }
+    }
+
+    fn goals(&'a self, world: &'a World) -> lwir_goals::Goals<'a> {
+        lwir_goals::Goals {
+            store: self,
+            templates: &world.catalog,
+            by: "tester".into(),
+            now,
+        }
+    }
+}
+
+impl Store for Flaky<'_> {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn freeze(&self, goal: &str, bytes: &[u8]) -> Result<bool, StoreError> {
+        self.inner.freeze(goal, bytes)
+    }
+    fn frozen(&self, goal: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.frozen(goal)
+    }
+    fn goals(&self) -> Result<Vec<String>, StoreError> {
+        let mut lists = self.lists.lock().unwrap();
+        if *lists == 0 {
+            return Err(StoreError::Io {
+                location: self.location(),
+                detail: "the database went away".into(),
+            });
+        }
+        *lists -= 1;
+        self.inner.goals()
+    }
+    fn events(&self, goal: &str) -> Result<Vec<lwir_repair::events::Event>, StoreError> {
+        let events = self.inner.events(goal)?;
+        if let Some(last) = events.last().filter(|e| e.event == "plan.proposed")
+            && self
+                .approve
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            let plan = last.data["plan"].as_str().unwrap();
+            self.world.goals().approve(goal, plan).unwrap();
+        }
+        Ok(events)
+    }
+    fn append(
+        &self,
+        goal: &str,
+        event: &str,
+        data: Value,
+        expected_last: u64,
+    ) -> Result<lwir_repair::events::Event, StoreError> {
+        if self.conflict == Some(event) {
+            return Err(StoreError::Conflict {
+                expected: expected_last,
+                found: expected_last + 1,
+            });
+        }
+        let mut fail = self.fail.lock().unwrap();
+        if *fail == Some(event) {
+            *fail = None;
+            return Err(StoreError::Io {
+                location: self.location(),
+                detail: "the connection was lost".into(),
+            });
+        }
+        self.inner.append(goal, event, data, expected_last)
+    }
+    fn open_plan(
+        &self,
+        goal: &str,
+        plan: &str,
+    ) -> Result<Box<dyn lwir_goals::store::PlanLog>, StoreError> {
+        self.inner.open_plan(goal, plan)
+    }
+    fn plan_in_progress(&self, goal: &str, plan: &str) -> Result<bool, StoreError> {
+        self.inner.plan_in_progress(goal, plan)
+    }
+    fn plan_file(&self, goal: &str, plan: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.plan_file(goal, plan, name)
+    }
+    fn lock_run(&self, goal: &str) -> Result<lwir_goals::store::RunGuard, StoreError> {
+        self.inner.lock_run(goal)
+    }
+    fn import(&self, goal: &str, event: &lwir_repair::events::Event) -> Result<(), StoreError> {
+        self.inner.import(goal, event)
+    }
+    fn plans(&self, goal: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.plans(goal)
+    }
+    fn plan_events(
+        &self,
+        goal: &str,
+        plan: &str,
+    ) -> Result<Vec<lwir_repair::events::Event>, StoreError> {
+        self.inner.plan_events(goal, plan)
+    }
+    fn plan_files(&self, goal: &str, plan: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.plan_files(goal, plan)
+    }
+    fn import_plan(
+        &self,
+        goal: &str,
+        plan: &str,
+        events: &[lwir_repair::events::Event],
+        files: &[(String, Vec<u8>)],
+    ) -> Result<(), StoreError> {
+        self.inner.import_plan(goal, plan, events, files)
+    }
+}
+
+#[test]
+fn an_answer_serve_could_not_record_is_an_interrupted_attempt_and_the_goal_goes_on() {
+    let world = World::new();
+    let mut file = goal_file();
+    file["work"] = json!([
+        { "key": "quick", "template": "notes", "input": { "repo": "r" } },
+        { "key": "slow", "template": "notes", "input": { "repo": "r" } },
+        { "key": "all", "template": "notes", "after": ["quick", "slow"], "input": { "repo": "r" } }
+    ]);
+    file["root"] = json!("all");
+    let goal = world.create(&file);
+    let store = Flaky {
+        fail: std::sync::Mutex::new(Some("work.succeeded")),
+        ..Flaky::new(&world)
+    };
+    let goals = store.goals(&world);
+    // `slow` is still in flight when the answer of `quick` cannot be recorded.
+    struct SlowAndQuick;
+    impl lwir_goals::runner::Runner for SlowAndQuick {
+        fn describe(&self) -> String {
+            "slow and quick".into()
+        }
+        fn run(
+            &self,
+            request: &[u8],
+            _env: &[(&str, String)],
+        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+            let request: Value = serde_json::from_slice(request).unwrap();
+            if request["work"]["key"] == "slow" {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            Ok(serde_json::to_vec(
+                &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+            )
+            .unwrap())
+        }
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let report = std::thread::scope(|scope| {
+        let serving = scope.spawn(|| {
+            goals.serve(
+                &service(&SlowAndQuick, None),
+                false,
+                &stop,
+                &mut lwir_goals::run::Quiet,
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while world.goals().show(&goal).unwrap().status != Status::Succeeded
+            && std::time::Instant::now() < deadline
+            && !serving.is_finished()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        serving.join().unwrap()
+    })
+    .unwrap();
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.status, Status::Succeeded, "{}", p.reason);
+    let quick = p.work.iter().find(|w| w.key == "quick").unwrap();
+    assert_eq!(quick.attempts, 2, "the lost answer's attempt counts");
+    assert!(
+        quick.errors[0].contains("its runner was lost"),
+        "{:?}",
+        quick.errors
+    );
+    assert_eq!(report.interrupted, 1);
+}
+
+#[test]
+fn a_store_that_cannot_be_listed_stops_serve_with_its_runners_recorded_interrupted() {
+    let world = World::new();
+    let goal = world.create(&goal_file());
+    let store = Flaky {
+        lists: std::sync::Mutex::new(1),
+        ..Flaky::new(&world)
+    };
+    let goals = store.goals(&world);
+    let runner = lwir_goals::runner::ProcessRunner::new(
+        lwir_repair::process::PlannerCommand::shell("cat >/dev/null; exec sleep 30"),
+        lwir_repair::process::Limits::default(),
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let e = goals
+        .serve(
+            &service(&runner, None),
+            false,
+            &stop,
+            &mut lwir_goals::run::Quiet,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("the database went away"), "{e}");
+    // The runner was stopped, not waited for: its attempt is recorded, and counts.
+    let p = world.goals().show(&goal).unwrap();
+    let notes = &p.work[0];
+    assert_eq!(notes.status, WorkStatus::Ready, "{}", p.reason);
+    assert_eq!(notes.attempts, 1);
+    assert!(
+        notes.errors[0].contains("its runner was stopped"),
+        "{:?}",
+        notes.errors
+    );
+}
+
+#[test]
+fn a_log_that_always_seems_changed_is_refused_not_a_hang() {
+    let (interrupting, replanning) = within_a_minute(|| {
+        let world = World::new();
+        // An attempt a dead driver left in flight, whose interruption never lands.
+        let goal = world.create(&goal_file());
+        world
+            .goals()
+            .report(&goal, "notes", &Report::Dispatched)
+            .unwrap();
+        let store = Flaky {
+            conflict: Some("work.failed"),
+            ..Flaky::new(&world)
+        };
+        let runner = Recording {
+            requests: Default::default(),
+            answer: json!({ "kind": "failed", "error": "unused" }),
+        };
+        let interrupting = store
+            .goals(&world)
+            .run(&goal, &runner, None, None, &mut lwir_goals::run::Quiet)
+            .map(|r| r.status)
+            .map_err(|e| e.to_string());
+        // A replan whose proposal never lands.
+        let world = World::new();
+        let goal = eligible(&world);
+        let store = Flaky {
+            conflict: Some("plan.proposed"),
+            ..Flaky::new(&world)
+        };
+        let mut planner = Script::new(vec![Ok(recovery())]);
+        let replanning = store
+            .goals(&world)
+            .replan(&goal, &mut planner, None)
+            .map(|r| format!("{r:?}"))
+            .map_err(|e| e.to_string());
+        (interrupting, replanning)
+    });
+    for outcome in [interrupting.map(|s| format!("{s:?}")), replanning] {
+        let e = outcome.unwrap_err();
+        assert!(e.contains("kept changing under this command"), "{e}");
+    }
+}
+
+/// A planner that answers `answer` to every call, from any thread.
+struct Answers(Value);
+
+impl lwir_goals::agent::Agent for Answers {
+    fn describe(&self) -> String {
+        "answers".into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
+        Ok(serde_json::to_vec(&self.0).unwrap())
+    }
+}
+
+#[test]
+fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
+    let world = World::new();
+    let goal = eligible(&world);
+    // The approval lands just after serve read the log that still waits for review.
+    let store = Flaky {
+        approve: true.into(),
+        ..Flaky::new(&world)
+    };
+    let goals = store.goals(&world);
+    let runner = Recording {
+        requests: Default::default(),
+        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+    };
+    let make = || Box::new(Answers(recovery())) as Box<dyn lwir_goals::agent::Agent + Send>;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let serving = scope.spawn(|| {
+            goals.serve(
+                &service(&runner, Some(&make)),
+                false,
+                &stop,
+                &mut lwir_goals::run::Quiet,
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while world.goals().show(&goal).unwrap().status != Status::Succeeded
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        serving.join().unwrap().unwrap();
+    });
+    let p = world.goals().show(&goal).unwrap();
+    assert_eq!(p.generation, 1);
+    assert_eq!(p.status, Status::Succeeded, "{}", p.reason);
 }

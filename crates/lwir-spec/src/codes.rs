@@ -2145,6 +2145,31 @@ code_table! {
     /// ## Fix safety
     /// No automatic fix.
     AltersFinishedWork = "LW1019", "alters-finished-work", Goal, Error, Stable;
+
+    /// A work item's input, resolved, is larger than a work item's output may be.
+    ///
+    /// ## What it does
+    /// Before an item is dispatched (`lwirc goal next`, `goal run`, `goal serve`), its input's
+    /// expressions and templates are evaluated over the outputs it reads. The resolved input
+    /// is at most 16 MiB as compact JSON — what a runner may answer — counted while it is
+    /// built. An input that would pass the bound stops there, and the attempt fails with this
+    /// finding; the runner is not started.
+    ///
+    /// ## Why it matters
+    /// Outputs are bounded, but an input can read one many times: a template repeating
+    /// `${ work.fetch.output.text }` two thousand times over an 8 MB text would be 16 GB,
+    /// built in memory and handed to a runner.
+    ///
+    /// ## Example
+    /// Bad: `"prompt": "${ work.fetch.output.text } ${ work.fetch.output.text } …"` (repeated
+    /// until it passes 16 MiB).
+    ///
+    /// Good: `"text": "${ work.fetch.output.text }"` once, and the template that needs it
+    /// several times reads it from its input.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    WorkInputTooLarge = "LW1020", "work-input-too-large", Goal, Error, Stable;
 }
 
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).

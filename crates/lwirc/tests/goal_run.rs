@@ -460,3 +460,60 @@ fn a_runners_hostile_error_text_never_reaches_the_terminal_raw() {
     let human = lwirc(d, &["goal", "show", &goal]);
     assert!(!stdout(&human).contains('\u{1b}'), "{:?}", stdout(&human));
 }
+
+/// The example goal without its `replanning` block, made distinct by `objective`.
+fn goal_without_replanning(d: &Path, objective: &str) -> String {
+    let mut file: Value =
+        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+            .unwrap();
+    file.as_object_mut().unwrap().remove("replanning");
+    file["objective"] = json!(objective);
+    let path = write_json(d, "no-replanning.json", &file);
+    let out = lwirc(d, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+#[test]
+fn a_goal_without_replanning_runs_with_a_planner_given_and_never_calls_it() {
+    let dir = setup();
+    let d = dir.path();
+    let called = d.join("planner-called");
+    let planner = script(
+        d,
+        "planner.sh",
+        &format!("touch {}; exit 1", called.display()),
+    );
+    for (name, answer, status, exit) in [
+        ("succeeds", OK, "succeeded", 0),
+        (
+            "fails",
+            r#"{"kind":"failed","error":"API down"}"#,
+            "exhausted",
+            1,
+        ),
+    ] {
+        let goal = goal_without_replanning(d, name);
+        let runner = script(
+            d,
+            &format!("{name}.sh"),
+            &format!("cat >/dev/null; echo '{answer}'"),
+        );
+        let out = lwirc(
+            d,
+            &[
+                "goal",
+                "run",
+                &goal,
+                "--runner",
+                &runner,
+                "--planner",
+                &planner,
+            ],
+        );
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+        assert_exit(&out, exit);
+        assert_eq!(show(d, &goal)["status"], status);
+    }
+    assert!(!called.exists(), "the planner was called");
+}

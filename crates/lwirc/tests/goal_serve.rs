@@ -301,3 +301,63 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
     // SAFETY: signal 0 only asks whether the process exists.
     assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "the runner was killed");
 }
+
+#[test]
+fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() {
+    let dir = setup();
+    let d = dir.path();
+    let mut file: Value =
+        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+            .unwrap();
+    file.as_object_mut().unwrap().remove("replanning");
+    let path = write_json(d, "no-replanning.json", &file);
+    let out = lwirc(d, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    let g = stdout(&out).trim().to_owned();
+    let called = d.join("planner-called");
+    let planner = script(
+        d,
+        "planner.sh",
+        &format!("touch {}; exit 1", called.display()),
+    );
+    let runner = script(
+        d,
+        "ok.sh",
+        "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
+    );
+    let mut serve = command(
+        d,
+        &[
+            "goal",
+            "serve",
+            "--runner",
+            &runner,
+            "--planner",
+            &planner,
+            "--interval",
+            "0.05",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_for("the goal to succeed", || {
+        show(d, &g)["status"] == "succeeded"
+    });
+    // A few more passes over the goal that succeeded.
+    std::thread::sleep(Duration::from_millis(300));
+    let begun = Instant::now();
+    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    while serve.try_wait().unwrap().is_none() && begun.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stopped = serve.try_wait().unwrap().is_some();
+    if !stopped {
+        let _ = serve.kill();
+    }
+    let out = serve.wait_with_output().unwrap();
+    assert!(stopped, "still running 5 s after SIGTERM: {}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_exit(&out, 0);
+    assert!(!called.exists(), "the planner was called");
+}

@@ -648,3 +648,179 @@ fn an_output_larger_than_a_runner_may_answer_is_refused_and_nothing_recorded() {
     assert_eq!(p["status"], "running", "the attempt is still running: {p}");
     assert_ne!(p["attempts"], before);
 }
+
+/// A registry with the templates of `examples/goals/`, registered against the example
+/// definition without the pattern of its `repo` input (so that any string may flow there).
+fn registry_without_pattern() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut definition: Value =
+        serde_json::from_slice(&std::fs::read(example("workflow.json")).unwrap()).unwrap();
+    definition["input"]["properties"]["repo"] = json!({ "type": "string" });
+    let definition = write_json(dir.path(), "workflow.json", &definition);
+    for draft in [
+        "examples/issue-triage/draft.json",
+        "examples/goals/triage-lite.json",
+    ] {
+        let draft = root().join(draft).display().to_string();
+        assert_exit(
+            &lwirc(dir.path(), &["register", &draft, "-d", &definition]),
+            0,
+        );
+    }
+    dir
+}
+
+/// A goal whose `echo` reads the summary of `a` 2 000 times in one template, after `a`
+/// answered a 2 MB summary (under the output cap): 4 GB if the input were built whole.
+fn echoing_goal(d: &Path) -> String {
+    let mut file = goal_file();
+    file["work"] = json!([
+        { "key": "a", "template": "triage-lite", "input": { "repo": "acme/widgets" } },
+        { "key": "echo", "template": "triage-lite",
+          "input": { "repo": "${ work.a.output.summary }".repeat(2000) } }
+    ]);
+    file["root"] = json!("echo");
+    let goal = create(d, &file);
+    let output = d.join("big-output.json");
+    std::fs::write(
+        &output,
+        format!(r#"{{"summary":"{}"}}"#, "x".repeat(2_000_000)),
+    )
+    .unwrap();
+    assert_exit(
+        &report(
+            d,
+            &goal,
+            "a",
+            &["succeeded", "--output", &output.display().to_string()],
+        ),
+        0,
+    );
+    goal
+}
+
+/// `lwirc args` in `dir` with at most `kb` KiB of address space, its standard input what
+/// the shell command `input` writes (else nothing).
+fn lwirc_within(dir: &Path, kb: u64, input: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut line = format!("ulimit -v {kb} && ");
+    if let Some(input) = input {
+        line.push_str(&format!("{input} | "));
+    }
+    line.push_str(&format!("'{}'", env!("CARGO_BIN_EXE_lwirc")));
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    if input.is_none() {
+        line.push_str(" </dev/null");
+    }
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env_remove("LWIR_REGISTRY")
+        .env_remove("LWIR_GOALS")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
+    let dir = registry_without_pattern();
+    let d = dir.path();
+    let goal = echoing_goal(d);
+    let out = lwirc_within(d, 2_000_000, None, &["goal", "next", &goal]);
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), "[]");
+    assert!(
+        stderr(&out).contains("LW1020 work-input-too-large")
+            && stderr(&out).contains("16777216 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    // goal run fails the attempt with its finding; the runner never sees it.
+    let seen = d.join("seen");
+    let runner = script(
+        d,
+        "runner.sh",
+        &format!(
+            "cat > {}; echo '{{\"kind\":\"succeeded\",\"output\":{{\"summary\":\"s\"}}}}'",
+            seen.display()
+        ),
+    );
+    let out = lwirc_within(
+        d,
+        2_000_000,
+        None,
+        &["goal", "run", &goal, "--runner", &runner],
+    );
+    assert_exit(&out, 1);
+    assert!(!seen.exists(), "the runner was started");
+    let p = show(d, &goal);
+    let echo = p["work"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["key"] == "echo")
+        .unwrap();
+    assert_eq!(echo["status"], "failed", "{p}");
+    assert!(
+        echo["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("larger than 16777216 bytes"),
+        "{p}"
+    );
+    let codes: Vec<String> =
+        std::fs::read_to_string(d.join(".lwir/goals").join(&goal).join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"work.failed\""))
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["data"]["code"].to_string())
+            .collect();
+    assert!(codes.iter().all(|c| c == "\"LW1020\""), "{codes:?}");
+}
+
+#[test]
+fn an_oversized_output_file_or_stream_is_refused_before_it_is_read() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = create(d, &goal_file());
+    assert_exit(&report(d, &goal, "triage", &["started"]), 0);
+    let before = show(d, &goal)["fingerprint"].clone();
+    // 1 GiB that takes no disk, and 600 MB on standard input: neither is read whole (the
+    // address space is smaller than either).
+    let sparse = d.join("sparse.json");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let sparse = sparse.display().to_string();
+    let args = ["goal", "report", &goal, "triage", "succeeded", "--output"];
+    let cases = [
+        (
+            None,
+            [&args[..], &[sparse.as_str()]].concat(),
+            "is 1073741824 bytes",
+        ),
+        (
+            Some("head -c 600000000 /dev/zero"),
+            [&args[..], &["-"]].concat(),
+            "on standard input is more than 16777216 bytes",
+        ),
+    ];
+    for (input, args, said) in cases {
+        let out = lwirc_within(d, 400_000, input, &args);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains(said)
+                && stderr(&out).contains("a work item's output is at most 16777216 bytes"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        show(d, &goal)["fingerprint"],
+        before,
+        "nothing was recorded"
+    );
+}

@@ -16,7 +16,7 @@ use lwir_render::{File, Report};
 use lwir_repair::process::{self, Limits, PlannerCommand};
 use lwir_spec::SpannedDocument;
 
-use super::{ColorChoice, Format, open_registry, print, read_source};
+use super::{ColorChoice, Format, TooLarge, open_registry, print, read_at_most, read_source};
 use crate::exit;
 
 /// Goals: plans that change only through validated proposals, every generation kept.
@@ -103,10 +103,11 @@ enum GoalCommand {
     },
     /// Record what the runtime did with a work item.
     ///
-    /// `started` begins an attempt; `succeeded` (with `--output FILE`, checked against the
-    /// template's output schema) and `failed` (with `--error TEXT`) end it — or, reported
-    /// without a start, are an attempt of their own. Reports on superseded, finished or
-    /// over-ceiling work are refused (exit 1) and nothing is recorded.
+    /// `started` begins an attempt; `succeeded` (with `--output FILE`, at most 16 MiB as a
+    /// runner's answer is, checked against the template's output schema) and `failed` (with
+    /// `--error TEXT`) end it — or, reported without a start, are an attempt of their own.
+    /// Reports on superseded, finished or over-ceiling work are refused (exit 1) and nothing
+    /// is recorded.
     #[command(verbatim_doc_comment)]
     Report {
         /// The goal.
@@ -153,7 +154,8 @@ enum GoalCommand {
     /// "error": "…"}`. At most the goal's `max_parallel` runners run at once. A runner that
     /// cannot be started, fails, hangs, prints too much or something that is not an answer,
     /// or whose output breaks the template's output schema, is a failed attempt with its
-    /// finding (LW1012–LW1018). A killed `goal run` loses nothing: run it again, and the
+    /// finding (LW1012–LW1018); so is an item whose resolved input would pass 16 MiB
+    /// (LW1020), without starting the runner. A killed `goal run` loses nothing: run it again, and the
     /// attempts it had in flight are recorded as interrupted (they count).
     ///
     /// Exit status: 0 the goal succeeded; 1 it is exhausted, cancelled or waits (for review,
@@ -197,7 +199,9 @@ enum GoalCommand {
     /// to answer, then are killed and their attempts recorded as interrupted; replans in
     /// flight are waited for (a second signal exits at once: the next serve or run records
     /// what was in flight as interrupted). Another process driving a goal (`goal run`) is
-    /// left alone.
+    /// left alone. A goal that cannot be driven (a damaged log, an answer that cannot be
+    /// recorded, an internal error) does not stop the others: why is printed when serve
+    /// stops.
     ///
     /// Exit status: 0 stopped cleanly, 2 usage error or an unreadable store.
     #[command(verbatim_doc_comment)]
@@ -593,8 +597,11 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
             let id = resolve(store, &goal)?;
             let (ready, unresolved) = goals.next(&id)?;
             for u in &unresolved {
+                let code = u
+                    .code
+                    .map_or(String::new(), |c| format!("{c} {}: ", c.name()));
                 eprintln!(
-                    "lwirc: work {} ({}) is ready but its input cannot be resolved: {}; report it failed with `lwirc goal report {id} {} failed --error TEXT`",
+                    "lwirc: work {} ({}) is ready but its input cannot be resolved: {code}{}; report it failed with `lwirc goal report {id} {} failed --error TEXT`",
                     u.id,
                     u.key,
                     sanitize(&u.error),
@@ -645,19 +652,28 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
                             "`succeeded` needs --output FILE (the attempt's output, JSON)"
                         )));
                     };
-                    let source = read_source(&path).map_err(io)?;
                     // What `goal run` would read of a runner's answer, at most: an output
                     // is recorded in the goal's log, which every goal command reads.
-                    if source.bytes.len() > process::DEFAULT_MAX_OUTPUT {
-                        eprintln!(
-                            "lwirc: the output `{}` is {} bytes; a work item's output is at most {} \
-                             bytes (as a runner's answer is); nothing was recorded",
-                            sanitize(&path),
-                            source.bytes.len(),
-                            process::DEFAULT_MAX_OUTPUT
-                        );
-                        return Ok(exit::FINDINGS);
-                    }
+                    let limit = process::DEFAULT_MAX_OUTPUT;
+                    let source = match read_at_most(&path, limit as u64).map_err(io)? {
+                        Ok(source) => source,
+                        Err(TooLarge { size }) => {
+                            let (name, size) = match size {
+                                Some(size) => {
+                                    (format!("`{}`", sanitize(&path)), format!("is {size} bytes"))
+                                }
+                                None => (
+                                    "on standard input".to_owned(),
+                                    format!("is more than {limit} bytes"),
+                                ),
+                            };
+                            eprintln!(
+                                "lwirc: the output {name} {size}; a work item's output is at most {limit} \
+                                 bytes (as a runner's answer is); nothing was recorded"
+                            );
+                            return Ok(exit::FINDINGS);
+                        }
+                    };
                     let Some(doc) = super::document_or_report(source) else {
                         return Ok(exit::FINDINGS);
                     };
@@ -973,7 +989,7 @@ impl lwir_goals::run::Observer for Progress {
         let line = match progress {
             P::Interrupted { work, attempt } => {
                 format!(
-                    "attempt {attempt} of {work} was in flight when an earlier run stopped: recorded as interrupted"
+                    "attempt {attempt} of {work} lost its runner (an earlier run stopped, or its answer could not be recorded): recorded as interrupted"
                 )
             }
             P::Dispatched { work, key, attempt } => {

@@ -31,13 +31,30 @@ use lwir_validators::pipeline::Source;
 /// Reads `path`, or standard input for `-`. A file larger than the reader reads
 /// ([`document::MAX_BYTES`]) is refused before it is read.
 pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
-    let too_large = |size: u64| {
-        anyhow::anyhow!(
-            "`{path}` is {size} bytes; lwirc reads documents of up to {} bytes (4 GiB)",
-            document::MAX_BYTES
-        )
-    };
     let limit = document::MAX_BYTES as u64;
+    match read_at_most(path, limit)? {
+        Ok(source) => Ok(source),
+        Err(TooLarge { size: None }) => bail!(
+            "standard input holds more than {limit} bytes; lwirc reads documents of up to \
+             {limit} bytes (4 GiB)"
+        ),
+        Err(TooLarge { size: Some(size) }) => {
+            bail!("`{path}` is {size} bytes; lwirc reads documents of up to {limit} bytes (4 GiB)")
+        }
+    }
+}
+
+/// A file or stream longer than the most a command reads of it.
+pub(crate) struct TooLarge {
+    /// The file's size (at least); `None` for standard input, which is not read past the
+    /// limit.
+    pub(crate) size: Option<u64>,
+}
+
+/// Reads `path` (standard input for `-`) when it holds at most `limit` bytes: a file whose
+/// size says it is larger is not read at all, and no more than `limit + 1` bytes are read
+/// of anything (a file that grows, a pipe, a device).
+pub(crate) fn read_at_most(path: &str, limit: u64) -> anyhow::Result<Result<Source, TooLarge>> {
     let mut bytes = Vec::new();
     if path == "-" {
         std::io::stdin()
@@ -45,20 +62,17 @@ pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
             .read_to_end(&mut bytes)
             .context("cannot read standard input")?;
         if bytes.len() as u64 > limit {
-            bail!(
-                "standard input holds more than {limit} bytes; lwirc reads documents of up to \
-                 {limit} bytes (4 GiB)"
-            );
+            return Ok(Err(TooLarge { size: None }));
         }
-        return Ok(Source {
+        return Ok(Ok(Source {
             name: "<stdin>".to_owned(),
             bytes,
-        });
+        }));
     }
     let file = std::fs::File::open(path).with_context(|| format!("cannot read `{path}`"))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > limit {
-        return Err(too_large(size));
+        return Ok(Err(TooLarge { size: Some(size) }));
     }
     // The size is a hint (the file may change); the limit holds whatever is read.
     bytes.reserve(usize::try_from(size).unwrap_or(0));
@@ -66,12 +80,14 @@ pub(crate) fn read_source(path: &str) -> anyhow::Result<Source> {
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read `{path}`"))?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
+        return Ok(Err(TooLarge {
+            size: Some(bytes.len() as u64),
+        }));
     }
-    Ok(Source {
+    Ok(Ok(Source {
         name: path.to_owned(),
         bytes,
-    })
+    }))
 }
 
 /// A draft and the definition it is compiled against, both required (`register`, `repair`).
