@@ -51,6 +51,13 @@ pub(crate) mod exit {
 }
 
 fn main() -> ExitCode {
+    // Secrets in the environment, which a planner command or runner inherits and may echo:
+    // redacted from everything lwirc prints, logs and stores.
+    for name in ["OPENAI_API_KEY", "LWIR_REGISTRY_PASSWORD"] {
+        if let Some(secret) = std::env::var_os(name) {
+            lwir_spec::redact::register(&secret.to_string_lossy());
+        }
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => commands::validate::run(args),
@@ -72,6 +79,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let error = format!("{error:#}");
+            let error = lwir_spec::redact::redact(&error);
             eprintln!("lwirc: {}", lwirc::render::terminal::sanitize(&error));
             ExitCode::from(exit::USAGE)
         }

@@ -116,7 +116,8 @@ impl PlannerArgs {
     pub(crate) fn describe(&self, prepared: &Prepared) -> anyhow::Result<String> {
         match &self.planner_url {
             Some(url) => Ok(format!(
-                "model server {url} (model {})",
+                "model server {} (model {})",
+                lwir_spec::redact::redact(url),
                 self.model(prepared)?
             )),
             None => Ok(self.command()?.to_string()),
