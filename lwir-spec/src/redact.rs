@@ -135,6 +135,20 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 }
 
 fn replace_pattern(c: &Captures<'_>) -> String {
+    let value = [
+        "header_value",
+        "credentials",
+        "dq",
+        "sq",
+        "bare",
+        "password",
+    ]
+    .iter()
+    .find_map(|name| c.name(name));
+    if value.is_some_and(|v| v.as_str().starts_with(REDACTED)) {
+        // Redacted already (a message quoting a redacted location): what follows stays.
+        return c[0].to_owned();
+    }
     let kept = ["header", "scheme", "userinfo"]
         .iter()
         .find_map(|name| c.name(name))
@@ -330,6 +344,8 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(redact(text), expected, "{text}");
             assert_eq!(redact(expected), expected, "idempotent: {expected}");
+            let quoted = format!("cannot read {expected}: refused");
+            assert_eq!(redact(&quoted), quoted, "what follows stays");
         }
         for plain in [
             "set LWIR_REGISTRY_USER and LWIR_REGISTRY_PASSWORD, or log in",
