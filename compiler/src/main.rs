@@ -53,10 +53,13 @@ pub(crate) mod exit {
 fn main() -> ExitCode {
     // Secrets in the environment, which a planner command or runner inherits and may echo:
     // redacted from everything lwirc prints, logs and stores.
-    for name in ["OPENAI_API_KEY", "LWIR_REGISTRY_PASSWORD"] {
-        if let Some(secret) = std::env::var_os(name) {
-            lwir_spec::redact::register(&secret.to_string_lossy());
-        }
+    let env = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    if let Some(key) = env("OPENAI_API_KEY") {
+        lwir_spec::redact::register_token(&key);
+    }
+    if let Some(password) = env("LWIR_REGISTRY_PASSWORD") {
+        let user = env("LWIR_REGISTRY_USER").unwrap_or_default();
+        lwir_spec::redact::register_credentials(&user, &password);
     }
     let cli = Cli::parse();
     let result = match cli.command {

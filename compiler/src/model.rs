@@ -261,6 +261,7 @@ impl Planner for ModelPlanner {
                     status: *status,
                     body: body.clone(),
                     tries: 0,
+                    location: None,
                 },
                 None => {
                     let sent = serde_json::to_vec(&body).unwrap_or_default();
@@ -309,15 +310,24 @@ impl Planner for ModelPlanner {
                 continue;
             }
             if !(200..300).contains(&answered.status) {
-                let kind = if matches!(answered.status, 401 | 403 | 404) {
+                // A wrong address or key: nothing was asked of the model.
+                let kind = if matches!(answered.status, 300..=399 | 401 | 403 | 404) {
                     FailureKind::NotStarted
                 } else {
                     FailureKind::Failed
                 };
+                let redirect = match &answered.location {
+                    Some(to) if (300..400).contains(&answered.status) => format!(
+                        " (a redirect to `{}`, which lwirc does not follow: give the address \
+                         it names as --planner-url)",
+                        lwir_spec::redact::excerpt(to.as_bytes(), 200)
+                    ),
+                    _ => String::new(),
+                };
                 return Err(Self::fail(
                     kind,
                     format!(
-                        "the model server `{}` answered {}: {}",
+                        "the model server `{}` answered {}{redirect}: {}",
                         self.client.shown_url(),
                         answered.status,
                         excerpt(&answered.body)

@@ -83,12 +83,26 @@ pub fn register(secret: &str) {
     add(forms);
 }
 
-/// Registers Basic credentials: the password, and `user:password` (whose base64 is the
-/// `Authorization` value they are sent as).
+/// Registers Basic credentials: the password, `user:password`, and the `Authorization`
+/// value they are sent as (`Basic ` and the pair's base64), each in all its forms.
 pub fn register_credentials(user: &str, password: &str) {
     register(password);
     if password.chars().count() >= MIN_SECRET {
-        register(&format!("{user}:{password}"));
+        let pair = format!("{user}:{password}");
+        register(&format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(&pair)
+        ));
+        register(&pair);
+    }
+}
+
+/// Registers a bearer token (an API key, a registry's token): the token, and the
+/// `Authorization` value it is sent as (`Bearer ` and the token), each in all its forms.
+pub fn register_token(token: &str) {
+    register(token);
+    if token.chars().count() >= MIN_SECRET {
+        register(&format!("Bearer {token}"));
     }
 }
 
@@ -298,10 +312,15 @@ mod tests {
     #[test]
     fn basic_credentials_are_replaced_as_the_header_sends_them() {
         register_credentials("carol", "pa55-redact-test");
-        let header = base64::engine::general_purpose::STANDARD.encode("carol:pa55-redact-test");
-        let echoed = format!("{{\"echo\":\"{header}\"}}");
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let header = b64.encode("carol:pa55-redact-test");
+        let twice = b64.encode(format!("Basic {header}"));
+        let echoed = format!("{{\"echo\":\"{header}\", \"again\":\"{twice}\"}}");
         let clean = redact(&echoed);
-        assert!(!clean.contains(&header), "{clean}");
+        assert!(
+            !clean.contains(&header) && !clean.contains(&twice[4..twice.len() - 4]),
+            "{clean}"
+        );
         assert!(
             !redact("pa55-redact-test").contains("pa55"),
             "the password alone"

@@ -25,6 +25,8 @@ pub(crate) struct Answered {
     pub(crate) body: Vec<u8>,
     /// How many tries it took.
     pub(crate) tries: u32,
+    /// Where a redirect (3xx) points, which is not followed.
+    pub(crate) location: Option<String>,
 }
 
 /// A request that got no usable answer.
@@ -52,10 +54,13 @@ impl Client {
     /// it, whatever a server echoes.
     pub(crate) fn new(base: &str, key: Option<String>, timeout: Duration) -> Self {
         if let Some(key) = &key {
-            lwir_spec::redact::register(key);
+            lwir_spec::redact::register_token(key);
         }
+        // A redirect is answered, not followed: the key is not sent on to wherever it
+        // points, and the request's body could not be sent again.
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            .max_redirects(0)
             .timeout_connect(Some(CONNECT_TIMEOUT))
             .build()
             .into();
@@ -107,6 +112,10 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(Duration::from_secs);
+            let location = response
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let body = match response
                 .body_mut()
                 .with_config()
@@ -136,6 +145,7 @@ impl Client {
                 status,
                 body,
                 tries,
+                location,
             });
         }
     }

@@ -533,7 +533,7 @@ impl Oci {
                 .or_else(|| parsed.get("access_token"))
                 .and_then(Value::as_str)
                 .ok_or_else(|| self.error(what, "the registry's token service gave no token"))?;
-            lwir_spec::redact::register(token);
+            lwir_spec::redact::register_token(token);
             if let Ok(mut slot) = self.token.lock() {
                 *slot = Some(token.to_owned());
             }
