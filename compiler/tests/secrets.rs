@@ -276,6 +276,52 @@ fn no_secret_is_printed_or_written_anywhere() {
         stderr(out)
     );
 
+    // A goal whose runner prints the key it inherited on its standard error, and fails.
+    for draft in [
+        "examples/issue-triage/draft.json",
+        "examples/goals/triage-lite.json",
+    ] {
+        let out = s.run(
+            "register",
+            command(
+                s.path(),
+                &[
+                    "register",
+                    &root().join(draft).display().to_string(),
+                    "-d",
+                    &example("workflow.json"),
+                ],
+            ),
+        );
+        assert_exit(out, 0);
+    }
+    let goal_file = root()
+        .join("examples/goals/goal.json")
+        .display()
+        .to_string();
+    let out = s.run(
+        "goal create",
+        command(s.path(), &["goal", "create", &goal_file]),
+    );
+    assert_exit(out, 0);
+    let goal = stdout(out).trim().to_owned();
+    let runner = "echo \"401 from the API for Bearer $OPENAI_API_KEY\" >&2; exit 1";
+    let mut cmd = command(
+        s.path(),
+        &["goal", "run", &goal, "--runner", runner, "--runner-shell"],
+    );
+    cmd.env("OPENAI_API_KEY", API_KEY);
+    s.run("goal run", cmd);
+    let out = s.run(
+        "goal show",
+        command(s.path(), &["goal", "show", &goal, "--format", "json"]),
+    );
+    assert!(
+        stdout(out).contains("401 from the API for Bearer <redacted>"),
+        "{}",
+        stdout(out)
+    );
+
     // A registry whose refusal quotes the Authorization header, plain and in base64.
     let fake =
         common::fake::serve(|r| json_reply(401, json!({ "errors": [{ "message": echo(r) }] })));

@@ -83,17 +83,24 @@ pub fn register(secret: &str) {
     add(forms);
 }
 
+/// Registers the base64 forms of an `Authorization` value alone: as written it holds a
+/// registered secret already, which is replaced without the scheme word (`Bearer
+/// <redacted>`).
+fn register_encoded(value: &str) {
+    add(base64_forms(value.as_bytes()));
+}
+
 /// Registers Basic credentials: the password, `user:password`, and the `Authorization`
 /// value they are sent as (`Basic ` and the pair's base64), each in all its forms.
 pub fn register_credentials(user: &str, password: &str) {
     register(password);
     if password.chars().count() >= MIN_SECRET {
         let pair = format!("{user}:{password}");
-        register(&format!(
+        register(&pair);
+        register_encoded(&format!(
             "Basic {}",
             base64::engine::general_purpose::STANDARD.encode(&pair)
         ));
-        register(&pair);
     }
 }
 
@@ -102,7 +109,7 @@ pub fn register_credentials(user: &str, password: &str) {
 pub fn register_token(token: &str) {
     register(token);
     if token.chars().count() >= MIN_SECRET {
-        register(&format!("Bearer {token}"));
+        register_encoded(&format!("Bearer {token}"));
     }
 }
 
@@ -256,11 +263,14 @@ fn percent_encoded(text: &str) -> String {
     out
 }
 
-/// The base64 text `secret` is inside any longer base64 text, in the standard and the
-/// URL-safe alphabet: for each of the three offsets it can start at, the characters that
-/// depend on its bytes alone (the first and last may share bits with its neighbours).
+/// The base64 text of `secret`, whole and inside any longer base64 text, in the standard
+/// and the URL-safe alphabet: for each of the three offsets it can start at, the characters
+/// that depend on its bytes alone (the first and last may share bits with its neighbours).
 fn base64_forms(secret: &[u8]) -> Vec<String> {
-    let mut forms = Vec::new();
+    let standard = base64::engine::general_purpose::STANDARD.encode(secret);
+    let url_safe = base64::engine::general_purpose::URL_SAFE.encode(secret);
+    // Whole, its last characters too (an `Authorization: Basic` value is exactly this).
+    let mut forms = vec![standard, url_safe];
     for offset in 0..3usize {
         let mut bytes = vec![0u8; offset];
         bytes.extend_from_slice(secret);
@@ -307,6 +317,19 @@ mod tests {
             }
         }
         assert!(matches!(redact("nothing secret here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn authorization_values_keep_their_scheme_word() {
+        register_token("tok-scheme-test-4242");
+        register_credentials("dave", "pw-scheme-test");
+        let basic = base64::engine::general_purpose::STANDARD.encode("dave:pw-scheme-test");
+        assert_eq!(
+            redact(&format!(
+                "sent Bearer tok-scheme-test-4242 and Basic {basic}!"
+            )),
+            "sent Bearer <redacted> and Basic <redacted>!"
+        );
     }
 
     #[test]
