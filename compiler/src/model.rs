@@ -9,8 +9,9 @@
 //! §8.3 (read with the same rules: LW805, LW806). Turns and tool calls are bounded; the
 //! answer is asked for with `response_format` `json_schema`, falling back to `json_object`
 //! and then to plain text when the server refuses (400), and each turn records which mode
-//! it used. Every turn is recorded in the session's `model/turns.jsonl`, the server's
-//! response as received; the API key is sent as a bearer token and written nowhere.
+//! it used. Every turn is recorded in the session's `model/events.jsonl`, the server's
+//! response as received but for its secrets ([`lwir_spec::redact`]); the API key is sent as
+//! a bearer token and written nowhere, not even where a server quotes it back.
 
 mod http;
 pub mod tools;

@@ -7,10 +7,12 @@
 //! location string goes through [`redact`] (an excerpt through [`excerpt`], which cuts after
 //! redacting, so that no cut leaves half a secret). It replaces with [`REDACTED`]:
 //!
-//! - every secret this process was given, registered with [`register`] where it is read
-//!   (an API key, a registry password and its `user:password` pair, a registry token, a
-//!   database password) — as written, JSON-escaped, percent-encoded, and base64-encoded at
-//!   each of the three alignments it can have inside a longer base64 text;
+//! - every secret this process was given, registered where it is read ([`register`],
+//!   [`register_token`], [`register_credentials`]: an API key, a registry password and its
+//!   `user:password` pair, a registry token, a database password) — as written,
+//!   JSON-escaped, percent-encoded, and base64-encoded, whole and at each of the three
+//!   alignments it can have inside a longer base64 text — and the `Authorization` value it
+//!   is sent in (`Bearer …`, `Basic …`) in base64 too;
 //! - whatever follows `Bearer` or `Basic`, and the value of an `Authorization`, `api-key`
 //!   or `x-api-key` header or field;
 //! - the value of `password=` or `password:` (and `passwd`, `pwd`, `api_key`,
@@ -137,17 +139,19 @@ fn add(forms: Vec<String>) {
 /// `text` with every secret replaced by [`REDACTED`] (see the module's documentation);
 /// borrowed when there is none.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let known = match KNOWN.read() {
-        Ok(known) => known
-            .matcher
-            .as_ref()
-            .map(|m| m.replace_all(text, REDACTED)),
+    let text = match KNOWN.read() {
+        Ok(known) => match &known.matcher {
+            Some(matcher) => matcher.replace_all(text, REDACTED),
+            // Too many forms for one matcher: each is replaced in turn.
+            None if !known.forms.is_empty() => {
+                Cow::Owned(known.forms.iter().fold(text.to_owned(), |t, form| {
+                    t.replace(form.as_str(), REDACTED)
+                }))
+            }
+            None => Cow::Borrowed(text),
+        },
         // A panic while registering left the lock poisoned: nothing is trusted to pass.
         Err(_) => return Cow::Owned(REDACTED.to_owned()),
-    };
-    let text = match known {
-        Some(Cow::Owned(owned)) => Cow::Owned(owned),
-        _ => Cow::Borrowed(text),
     };
     if !PATTERNS.is_match(&text) {
         return text;
