@@ -228,9 +228,9 @@ pub fn redact_json(value: &mut serde_json::Value) {
 }
 
 /// The start of a server's answer `body` for a message: read as UTF-8 (lossily),
-/// [`redact`]ed, control characters as spaces, trimmed, and cut after `max_chars`
-/// characters with how long the answer was (`… (4000 bytes)`); `(no details)` when
-/// nothing is left.
+/// [`redact`]ed, trimmed, and cut after `max_chars` characters with how long the answer was
+/// (`… (4000 bytes)`); `(no details)` when nothing is left. Control characters stay, for
+/// whoever shows the message to escape them where it is shown.
 pub fn excerpt(body: &[u8], max_chars: usize) -> String {
     // Enough of the body for `max_chars` characters and any secret that starts among them,
     // so that the cut, made after redacting, never leaves part of one.
@@ -239,11 +239,7 @@ pub fn excerpt(body: &[u8], max_chars: usize) -> String {
         .min(max_chars.saturating_mul(4).saturating_add(16 * 1024));
     let text = String::from_utf8_lossy(&body[..window]);
     let text = redact(&text);
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let clean = clean.trim();
+    let clean = text.trim();
     if clean.is_empty() {
         return "(no details)".to_owned();
     }
@@ -409,7 +405,7 @@ mod tests {
         let cut = excerpt(body.as_bytes(), 300);
         assert!(!cut.contains("sk-excerpt"), "{cut}");
         assert!(cut.ends_with(&format!("… ({} bytes)", body.len())), "{cut}");
-        assert_eq!(excerpt(b" \x1b[2J\n ", 300), "[2J");
+        assert_eq!(excerpt(b" \x1b[2J\n ", 300), "\u{1b}[2J");
         assert_eq!(excerpt(b"\n\t", 300), "(no details)");
         assert_eq!(excerpt(b"short", 300), "short");
         let huge = vec![b'a'; 1 << 20];
