@@ -69,6 +69,8 @@ impl Agent for ProcessAgent {
                 } else {
                     format!("{e}; its standard error ends: {}", last_line(tail))
                 };
+                // Recorded and shown: a planner may print a secret it inherited.
+                let message = lwir_spec::redact::redact(&message).into_owned();
                 Err(CallFailure { kind, message })
             }
         }

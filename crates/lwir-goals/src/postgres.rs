@@ -18,13 +18,21 @@
 //!   moment the process holding them dies and its connection drops — a crashed driver
 //!   never leaves a lock to clean up.
 //!
+//! - **Waits** are bounded ([`conn`]): the handshake by `connect_timeout` (10 s unless the
+//!   URL says), each statement by `statement_timeout` (30 s unless the URL says), set on the
+//!   server and kept by lwirc too, so that a server stopped mid-run fails the statement in
+//!   flight rather than blocking the process.
+//!
 //! The schema is created and migrated by lwirc itself (table `lwir_schema` records which
 //! migrations ran; concurrent first runs serialize on an advisory lock).
 
-use std::sync::Mutex;
+mod conn;
 
+use std::sync::Mutex;
+use std::time::Duration;
+
+use conn::{Conn, Failure, Limits, NotConnected};
 use lwir_repair::events::Event;
-use postgres::{Client, NoTls};
 use sha2::{Digest as _, Sha256};
 
 use crate::store::{PlanLog, RunGuard, Store, StoreError};
@@ -72,7 +80,7 @@ const MIGRATION_LOCK: i64 = 0x6c77_6972_6d69_6772; // "lwirmigr"
 /// Goals in a PostgreSQL database.
 pub struct Postgres {
     url: String,
-    client: Mutex<Client>,
+    client: Mutex<Conn>,
 }
 
 impl std::fmt::Debug for Postgres {
@@ -83,18 +91,9 @@ impl std::fmt::Debug for Postgres {
     }
 }
 
-/// `url` without its password, for messages.
+/// `url` for messages: redacted of its password, in the user part or as `password=`.
 fn shown(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}@{host}")
-        }
-        None => url.to_owned(),
-    }
+    lwir_spec::redact::redact(url).into_owned()
 }
 
 /// Whether `text` names a PostgreSQL database (`postgres://` or `postgresql://`).
@@ -102,10 +101,11 @@ pub fn is_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
-fn failed(location: &str, e: &postgres::Error) -> StoreError {
+fn failed(location: &str, e: &Failure) -> StoreError {
     StoreError::Io {
         location: location.to_owned(),
-        detail: e.to_string(),
+        // The server's reason may quote what it was sent.
+        detail: lwir_spec::redact::redact(&e.to_string()).into_owned(),
     }
 }
 
@@ -146,7 +146,7 @@ fn line_of(event: &Event) -> Result<String, StoreError> {
 
 /// Reads rows `(seq, line, chain)` back into events, checking that seqs run 1, 2, 3, …
 /// and that every chain hash is the hash of its line after the one before.
-fn events_of(rows: &[postgres::Row], location: &str) -> Result<Vec<Event>, StoreError> {
+fn events_of(rows: &[tokio_postgres::Row], location: &str) -> Result<Vec<Event>, StoreError> {
     let mut previous = String::new();
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
@@ -184,7 +184,8 @@ fn events_of(rows: &[postgres::Row], location: &str) -> Result<Vec<Event>, Store
 }
 
 impl Postgres {
-    /// Connects to `url` and brings the schema up to date.
+    /// Connects to `url` and brings the schema up to date. Besides the driver's
+    /// parameters, the URL may say `statement_timeout=SECONDS` (see [`open`]).
     pub fn connect(url: &str) -> Result<Self, StoreError> {
         let mut client = open(url)?;
         migrate(&mut client).map_err(|e| failed(&shown(url), &e))?;
@@ -195,22 +196,19 @@ impl Postgres {
     }
 
     /// Another connection, for a lock held as long as it is.
-    fn connect_again(&self) -> Result<Client, StoreError> {
+    fn connect_again(&self) -> Result<Conn, StoreError> {
         open(&self.url)
     }
 
     /// The connection, for this thread alone.
-    fn client(&self) -> Result<std::sync::MutexGuard<'_, Client>, StoreError> {
+    fn client(&self) -> Result<std::sync::MutexGuard<'_, Conn>, StoreError> {
         self.client.lock().map_err(|_| StoreError::Io {
             location: shown(&self.url),
             detail: "the connection was poisoned by a failed thread".into(),
         })
     }
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
-    ) -> Result<T, StoreError> {
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T, Failure>) -> Result<T, StoreError> {
         f(&mut *self.client()?).map_err(|e| failed(&shown(&self.url), &e))
     }
 
@@ -228,7 +226,7 @@ impl Postgres {
     ) -> Result<Event, StoreError> {
         let mut guard = self.client()?;
         let location = self.location_of(goal);
-        let mut tx = guard.transaction().map_err(|e| failed(&location, &e))?;
+        let tx = guard.transaction().map_err(|e| failed(&location, &e))?;
         let last = tx
             .query_opt(
                 "SELECT seq, chain FROM lwir_goal_events WHERE goal = $1 ORDER BY seq DESC LIMIT 1",
@@ -251,7 +249,7 @@ impl Postgres {
         );
         match inserted {
             Ok(_) => {}
-            Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
                 // Another writer appended the same seq first.
                 return Err(StoreError::Conflict {
                     expected,
@@ -262,7 +260,7 @@ impl Postgres {
         }
         match tx.commit() {
             Ok(()) => Ok(event),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
                 Err(StoreError::Conflict {
                     expected,
                     found: expected + 1,
@@ -275,40 +273,80 @@ impl Postgres {
 
 /// How long making a connection may take, unless the URL says (`connect_timeout`): a
 /// database that does not answer is an error, not a wait for ever.
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one statement may take, unless the URL says (`statement_timeout`).
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most seconds `statement_timeout` may say (a day).
+const MAX_STATEMENT_SECONDS: u64 = 86_400;
 
 /// A connection to `url`, made within [`CONNECT_TIMEOUT`] (or the URL's
-/// `connect_timeout`). The driver's own timeout covers only the TCP connection, not a
-/// server that accepts it and then says nothing, so the whole handshake runs on a thread
-/// of its own and is given up on after the timeout.
-fn open(url: &str) -> Result<Client, StoreError> {
+/// `connect_timeout`), each statement bounded by [`STATEMENT_TIMEOUT`] (or the URL's
+/// `statement_timeout`, whole seconds from 1 to 86400 — lwirc's own parameter, taken out
+/// of the URL before the driver reads it). A password the URL gives is registered with
+/// [`lwir_spec::redact`], so that nothing lwirc prints or stores carries it.
+fn open(url: &str) -> Result<Conn, StoreError> {
     let cannot = |detail: String| StoreError::Io {
         location: shown(url),
-        detail: format!("cannot connect: {detail}"),
+        detail: format!("cannot connect: {}", lwir_spec::redact::redact(&detail)),
     };
-    let mut config: postgres::Config = url.parse().map_err(|e| cannot(format!("{e}")))?;
-    let limit = config
+    let (url_for_driver, statement) = statement_timeout(url).map_err(cannot)?;
+    let mut config: tokio_postgres::Config = url_for_driver
+        .parse()
+        .map_err(|e: tokio_postgres::Error| cannot(format!("{}", Failure::Db(e))))?;
+    if let Some(password) = config.get_password() {
+        lwir_spec::redact::register(&String::from_utf8_lossy(password));
+    }
+    let connect = config
         .get_connect_timeout()
         .copied()
         .unwrap_or(CONNECT_TIMEOUT);
-    config.connect_timeout(limit);
-    let (sent, answer) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("lwirc-postgres-connect".into())
-        .spawn(move || {
-            let _ = sent.send(config.connect(NoTls));
-        })
-        .map_err(|e| cannot(format!("{e}")))?;
-    match answer.recv_timeout(limit) {
-        Ok(connected) => connected.map_err(|e| cannot(format!("{e}"))),
-        Err(_) => Err(cannot(format!(
-            "the server did not complete the handshake within {} s",
+    config.connect_timeout(connect);
+    let limits = Limits { connect, statement };
+    Conn::open(&config, limits).map_err(|e| match e {
+        NotConnected::Failed(detail) => cannot(detail),
+        NotConnected::Silent(limit) => cannot(format!(
+            "the server did not complete the handshake within {} s (connect_timeout in the URL)",
             limit.as_secs_f64()
-        ))),
+        )),
+    })
+}
+
+/// `url` without its `statement_timeout` parameter, and the timeout it gives (else
+/// [`STATEMENT_TIMEOUT`]).
+fn statement_timeout(url: &str) -> Result<(String, Duration), String> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), STATEMENT_TIMEOUT));
+    };
+    let mut timeout = STATEMENT_TIMEOUT;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("statement_timeout", value)) => {
+                timeout = match value.parse::<u64>() {
+                    Ok(seconds) if (1..=MAX_STATEMENT_SECONDS).contains(&seconds) => {
+                        Duration::from_secs(seconds)
+                    }
+                    _ => {
+                        return Err(format!(
+                            "statement_timeout is `{value}`: expected a whole number of seconds \
+                             from 1 to {MAX_STATEMENT_SECONDS}"
+                        ));
+                    }
+                };
+            }
+            _ => kept.push(pair),
+        }
+    }
+    if kept.is_empty() {
+        Ok((base.to_owned(), timeout))
+    } else {
+        Ok((format!("{base}?{}", kept.join("&")), timeout))
     }
 }
 
-fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
+fn migrate(client: &mut Conn) -> Result<(), Failure> {
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
     let result = (|| {
         client.batch_execute(
@@ -318,7 +356,7 @@ fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
             .query_one("SELECT coalesce(max(version), 0) FROM lwir_schema", &[])?
             .get(0);
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
-            let mut tx = client.transaction()?;
+            let tx = client.transaction()?;
             tx.batch_execute(sql)?;
             tx.execute(
                 "INSERT INTO lwir_schema (version) VALUES ($1)",
@@ -416,7 +454,7 @@ impl Store for Postgres {
     }
 
     fn open_plan(&self, goal: &str, plan: &str) -> Result<Box<dyn PlanLog>, StoreError> {
-        let mut client = self.connect_again()?;
+        let client = self.connect_again()?;
         let location = format!("plan `{plan}` of {}", self.location_of(goal));
         let held: bool = client
             .query_one(
@@ -482,7 +520,7 @@ impl Store for Postgres {
     }
 
     fn lock_run(&self, goal: &str) -> Result<RunGuard, StoreError> {
-        let mut client = self.connect_again()?;
+        let client = self.connect_again()?;
         let held: bool = client
             .query_one("SELECT pg_try_advisory_lock($1)", &[&key("run", &[goal])])
             .map_err(|e| failed(&self.location_of(goal), &e))?
@@ -559,7 +597,7 @@ impl Store for Postgres {
             lines.push((event.seq as i64, line, previous.clone()));
         }
         self.with(|c| {
-            let mut tx = c.transaction()?;
+            let tx = c.transaction()?;
             let created = tx.execute(
                 "INSERT INTO lwir_plans (goal, plan) VALUES ($1, $2) ON CONFLICT DO NOTHING",
                 &[&goal, &plan],
@@ -591,7 +629,7 @@ impl Store for Postgres {
 
 /// A plan's log held by its own connection (and its advisory lock).
 struct PgPlan {
-    client: Client,
+    client: Conn,
     goal: String,
     plan: String,
     next: u64,
@@ -640,9 +678,94 @@ mod tests {
     fn passwords_are_not_shown() {
         assert_eq!(
             shown("postgres://lwir:secret@db:5432/goals"),
-            "postgres://lwir@db:5432/goals"
+            "postgres://lwir:<redacted>@db:5432/goals"
+        );
+        assert_eq!(
+            shown("postgres://lwir@db:5432/goals?connect_timeout=3&password=secret"),
+            "postgres://lwir@db:5432/goals?connect_timeout=3&password=<redacted>"
         );
         assert_eq!(shown("postgres://db/goals"), "postgres://db/goals");
+    }
+
+    #[test]
+    fn statement_timeout_is_lwircs_own_parameter() {
+        assert_eq!(
+            statement_timeout("postgres://u@h/d?connect_timeout=3&statement_timeout=7&x=y"),
+            Ok((
+                "postgres://u@h/d?connect_timeout=3&x=y".to_owned(),
+                Duration::from_secs(7)
+            ))
+        );
+        assert_eq!(
+            statement_timeout("postgres://u@h/d?statement_timeout=1"),
+            Ok(("postgres://u@h/d".to_owned(), Duration::from_secs(1)))
+        );
+        assert_eq!(
+            statement_timeout("postgres://u@h/d"),
+            Ok(("postgres://u@h/d".to_owned(), STATEMENT_TIMEOUT))
+        );
+        for bad in ["0", "-1", "1.5", "", "86401"] {
+            assert!(
+                statement_timeout(&format!("postgres://u@h/d?statement_timeout={bad}")).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    /// A server that completes the handshake and answers the statement timeout's `SET`,
+    /// then says nothing more, its connections held open: what lwirc meets when the
+    /// database is stopped (SIGSTOP) or the network goes away mid-run.
+    fn silent_after_handshake() -> u16 {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let message = |stream: &mut std::net::TcpStream, tagged: bool| {
+                        let mut head = vec![0u8; if tagged { 5 } else { 4 }];
+                        stream.read_exact(&mut head)?;
+                        let len = u32::from_be_bytes(head[head.len() - 4..].try_into().unwrap());
+                        let mut rest = vec![0u8; len as usize - 4];
+                        stream.read_exact(&mut rest)
+                    };
+                    // The startup message; AuthenticationOk, ReadyForQuery.
+                    if message(&mut stream, false).is_err() {
+                        return;
+                    }
+                    let _ = stream.write_all(b"R\0\0\0\x08\0\0\0\0Z\0\0\0\x05I");
+                    // `SET statement_timeout`: CommandComplete, ReadyForQuery.
+                    if message(&mut stream, true).is_err() {
+                        return;
+                    }
+                    let _ = stream.write_all(b"C\0\0\0\x08SET\0Z\0\0\0\x05I");
+                    let mut sink = [0u8; 4096];
+                    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+                });
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn a_statement_the_server_never_answers_fails_after_its_timeout() {
+        let port = silent_after_handshake();
+        let url = format!("postgres://lwir@127.0.0.1:{port}/lwir?statement_timeout=1");
+        let started = std::time::Instant::now();
+        let error = Postgres::connect(&url).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!(
+                "postgres://lwir@127.0.0.1:{port}/lwir?statement_timeout=1"
+            )) && error.contains("the server did not answer within 2 s")
+                && error.contains("statement_timeout=1 s"),
+            "{error}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -87,7 +87,8 @@ impl Runner for ProcessRunner {
                 }
                 Err(Failure {
                     code: code_of(kind),
-                    message,
+                    // Recorded and shown: a runner may print a secret it inherited.
+                    message: lwir_spec::redact::redact(&message).into_owned(),
                 })
             }
         }

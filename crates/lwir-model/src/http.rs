@@ -13,6 +13,9 @@ pub(crate) const MAX_RESPONSE: u64 = 16 * 1024 * 1024;
 /// How many times a 429 or 5xx is tried again.
 const RETRIES: u32 = 4;
 
+/// How long connecting to the server may take (within the call's own timeout).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A server that answered.
 #[derive(Debug)]
 pub(crate) struct Answered {
@@ -22,6 +25,8 @@ pub(crate) struct Answered {
     pub(crate) body: Vec<u8>,
     /// How many tries it took.
     pub(crate) tries: u32,
+    /// Where a redirect (3xx) points, which is not followed.
+    pub(crate) location: Option<String>,
 }
 
 /// A request that got no usable answer.
@@ -35,27 +40,43 @@ pub(crate) struct Unanswered {
 pub(crate) struct Client {
     agent: ureq::Agent,
     url: String,
+    /// `url` as messages show it.
+    shown: String,
     key: Option<String>,
+    /// The planner call's timeout, which every request of the call shares.
+    timeout: Duration,
 }
 
 impl Client {
-    /// A client posting to `base/chat/completions`, with `key` as a bearer token.
-    pub(crate) fn new(base: &str, key: Option<String>) -> Self {
+    /// A client posting to `base/chat/completions`, with `key` as a bearer token, for
+    /// planner calls of at most `timeout` each. The key is registered with
+    /// [`lwir_spec::redact`], so that no message, log entry or file lwirc writes can carry
+    /// it, whatever a server echoes.
+    pub(crate) fn new(base: &str, key: Option<String>, timeout: Duration) -> Self {
+        if let Some(key) = &key {
+            lwir_spec::redact::register_token(key);
+        }
+        // A redirect is answered, not followed: the key is not sent on to wherever it
+        // points, and the request's body could not be sent again.
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
+            .max_redirects(0)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
             .build()
             .into();
+        let url = format!("{}/chat/completions", base.trim_end_matches('/'));
         Self {
             agent,
-            url: format!("{}/chat/completions", base.trim_end_matches('/')),
+            shown: lwir_spec::redact::redact(&url).into_owned(),
+            url,
             key,
+            timeout,
         }
     }
 
-    /// The endpoint, for messages.
-    pub(crate) fn url(&self) -> &str {
-        &self.url
+    /// The endpoint, for messages: redacted of any credentials in it.
+    pub(crate) fn shown_url(&self) -> &str {
+        &self.shown
     }
 
     /// Posts `body`; a 2xx or 4xx answer (other than 429) is returned as it is, a 429 or
@@ -68,10 +89,7 @@ impl Client {
             tries += 1;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(Unanswered {
-                    kind: FailureKind::TimedOut,
-                    message: format!("the model server `{}` did not answer in time", self.url),
-                });
+                return Err(self.too_slow());
             }
             let mut request = self
                 .agent
@@ -94,6 +112,10 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(Duration::from_secs);
+            let location = response
+                .headers()
+                .get("location")
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let body = match response
                 .body_mut()
                 .with_config()
@@ -123,29 +145,50 @@ impl Client {
                 status,
                 body,
                 tries,
+                location,
             });
         }
     }
 
+    fn too_slow(&self) -> Unanswered {
+        Unanswered {
+            kind: FailureKind::TimedOut,
+            message: format!(
+                "the model server `{}` did not answer within the planner call's {} s \
+                 (--planner-timeout)",
+                self.shown,
+                self.timeout.as_secs_f64()
+            ),
+        }
+    }
+
     fn transport(&self, e: ureq::Error) -> Unanswered {
-        match e {
-            ureq::Error::Timeout(_) => Unanswered {
-                kind: FailureKind::TimedOut,
-                message: format!("the model server `{}` did not answer in time", self.url),
-            },
+        let url = &self.shown;
+        let (kind, message) = match e {
+            ureq::Error::Timeout(ureq::Timeout::Connect) => (
+                FailureKind::NotStarted,
+                format!(
+                    "cannot reach the model server `{url}`: no connection within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+            ),
+            ureq::Error::Timeout(_) => return self.too_slow(),
+            // Nothing was asked of the model: an environment failure, like a planner command
+            // that cannot be started.
             ureq::Error::Io(_)
             | ureq::Error::HostNotFound
             | ureq::Error::ConnectionFailed
-            | ureq::Error::BadUri(_) => Unanswered {
-                // Nothing was asked of the model: an environment failure, like a planner
-                // command that cannot be started.
-                kind: FailureKind::NotStarted,
-                message: format!("cannot reach the model server `{}`: {e}", self.url),
-            },
-            other => Unanswered {
-                kind: FailureKind::Failed,
-                message: format!("talking to the model server `{}` failed: {other}", self.url),
-            },
-        }
+            | ureq::Error::BadUri(_) => (
+                FailureKind::NotStarted,
+                format!("cannot reach the model server `{url}`: {e}"),
+            ),
+            other => (
+                FailureKind::Failed,
+                format!("talking to the model server `{url}` failed: {other}"),
+            ),
+        };
+        // A transport error may quote the URL it was asked for (a redirect's, say).
+        let message = lwir_spec::redact::redact(&message).into_owned();
+        Unanswered { kind, message }
     }
 }

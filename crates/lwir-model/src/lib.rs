@@ -9,8 +9,9 @@
 //! §8.3 (read with the same rules: LW805, LW806). Turns and tool calls are bounded; the
 //! answer is asked for with `response_format` `json_schema`, falling back to `json_object`
 //! and then to plain text when the server refuses (400), and each turn records which mode
-//! it used. Every turn is recorded in the session's `model/turns.jsonl`, the server's
-//! response as received; the API key is sent as a bearer token and written nowhere.
+//! it used. Every turn is recorded in the session's `model/events.jsonl`, the server's
+//! response as received but for its secrets ([`lwir_spec::redact`]); the API key is sent as
+//! a bearer token and written nowhere, not even where a server quotes it back.
 
 mod http;
 pub mod tools;
@@ -59,7 +60,7 @@ impl Mode {
 }
 
 /// What the harness needs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ModelConfig {
     /// The server's base URL (`…/v1`); requests go to `URL/chat/completions`.
     pub url: String,
@@ -79,6 +80,22 @@ pub struct ModelConfig {
     pub record: PathBuf,
     /// Continue the turn log of a crashed session (`--resume`) instead of starting one.
     pub resume: bool,
+}
+
+impl std::fmt::Debug for ModelConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is never printed, not even in a debug dump.
+        f.debug_struct("ModelConfig")
+            .field("url", &lwir_spec::redact::redact(&self.url))
+            .field("model", &self.model)
+            .field("key", &self.key.as_ref().map(|_| "<hidden>"))
+            .field("max_turns", &self.max_turns)
+            .field("max_tool_calls", &self.max_tool_calls)
+            .field("timeout", &self.timeout)
+            .field("record", &self.record)
+            .field("resume", &self.resume)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The built-in planner.
@@ -162,7 +179,7 @@ impl ModelPlanner {
             (EventLog::create(&config.record)?, Recorded::default())
         };
         let system = system_prompt(definition_json);
-        let client = http::Client::new(&config.url, config.key.clone());
+        let client = http::Client::new(&config.url, config.key.clone(), config.timeout);
         let tools = tools::Tools {
             places: config.places.clone(),
             definition,
@@ -245,6 +262,7 @@ impl Planner for ModelPlanner {
                     status: *status,
                     body: body.clone(),
                     tries: 0,
+                    location: None,
                 },
                 None => {
                     let sent = serde_json::to_vec(&body).unwrap_or_default();
@@ -262,13 +280,20 @@ impl Planner for ModelPlanner {
                         .as_ref()
                         .map(|r| r["usage"].clone())
                         .unwrap_or_default();
+                    let is_text = parsed.is_none();
+                    let mut recorded = parsed.unwrap_or_else(|| {
+                        Value::String(String::from_utf8_lossy(&answered.body).into_owned())
+                    });
+                    // Server text, such as an error that quotes the key, is kept as received
+                    // but for its secrets.
+                    lwir_spec::redact::redact_json(&mut recorded);
                     self.log(
                         "harness.model.responded",
                         json!({
                             "call": call, "exchange": exchange, "turn": turn, "mode": self.mode.as_str(),
                             "tries": answered.tries, "status": answered.status, "usage": usage,
-                            "response_is_text": parsed.is_none(),
-                            "response": parsed.unwrap_or_else(|| Value::String(String::from_utf8_lossy(&answered.body).into_owned())),
+                            "response_is_text": is_text,
+                            "response": recorded,
                         }),
                         started,
                     )?;
@@ -286,16 +311,25 @@ impl Planner for ModelPlanner {
                 continue;
             }
             if !(200..300).contains(&answered.status) {
-                let kind = if matches!(answered.status, 401 | 403 | 404) {
+                // A wrong address or key: nothing was asked of the model.
+                let kind = if matches!(answered.status, 300..=399 | 401 | 403 | 404) {
                     FailureKind::NotStarted
                 } else {
                     FailureKind::Failed
                 };
+                let redirect = match &answered.location {
+                    Some(to) if (300..400).contains(&answered.status) => format!(
+                        " (a redirect to `{}`, which lwirc does not follow: give the address \
+                         it names as --planner-url)",
+                        lwir_spec::redact::excerpt(to.as_bytes(), 200)
+                    ),
+                    _ => String::new(),
+                };
                 return Err(Self::fail(
                     kind,
                     format!(
-                        "the model server `{}` answered {}: {}",
-                        self.client.url(),
+                        "the model server `{}` answered {}{redirect}: {}",
+                        self.client.shown_url(),
                         answered.status,
                         excerpt(&answered.body)
                     ),
@@ -524,11 +558,7 @@ fn system_prompt(definition: &Value) -> String {
     parts.join("\n\n")
 }
 
+/// The start of a server's answer, for a message, redacted of secrets.
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    match text.char_indices().nth(300) {
-        None => text.to_owned(),
-        Some((i, _)) => format!("{}…", &text[..i]),
-    }
+    lwir_spec::redact::excerpt(body, lwir_spec::redact::EXCERPT_CHARS)
 }

@@ -403,7 +403,10 @@ impl AnyStorage {
     /// plain-HTTP registry), else a directory path.
     pub fn parse(location: &str) -> Result<Self, String> {
         match OciUrl::parse(location) {
-            Some(url) => Ok(AnyStorage::Oci(Box::new(Oci::new(url?)))),
+            Some(url) => Ok(AnyStorage::Oci(Box::new(Oci::new(
+                url?,
+                oci::wait_from_env()?,
+            )))),
             None => Ok(AnyStorage::Directory(Directory::new(location))),
         }
     }

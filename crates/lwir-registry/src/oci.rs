@@ -57,6 +57,30 @@ const MAX_OTHER: u64 = 16 * 1024 * 1024;
 const MAX_TAGS: usize = 1_000_000;
 /// How many times a request the registry could not serve (429, 5xx) is sent again.
 const RETRIES: u32 = 5;
+/// How long the registry may stay silent — connecting, before it starts to answer, between
+/// two reads of an answer — unless `LWIR_REGISTRY_TIMEOUT` says otherwise.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+/// The environment variable that sets the wait, in seconds.
+pub const WAIT_VARIABLE: &str = "LWIR_REGISTRY_TIMEOUT";
+/// The longest one request may take in all, its answer included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The wait `LWIR_REGISTRY_TIMEOUT` sets (seconds, from 0.001 to 86400), else
+/// [`DEFAULT_WAIT`].
+pub fn wait_from_env() -> Result<Duration, String> {
+    let Some(text) = std::env::var_os(WAIT_VARIABLE).filter(|v| !v.is_empty()) else {
+        return Ok(DEFAULT_WAIT);
+    };
+    let text = text.to_string_lossy();
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if (0.001..=86_400.0).contains(&seconds) => {
+            Ok(Duration::from_secs_f64(seconds))
+        }
+        _ => Err(format!(
+            "{WAIT_VARIABLE} is `{text}`: expected a number of seconds from 0.001 to 86400"
+        )),
+    }
+}
 
 /// Where a registry is: `oci://HOST[:PORT]/REPOSITORY`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +110,8 @@ impl OciUrl {
     fn parse_rest(scheme: &'static str, rest: &str, text: &str) -> Result<Self, String> {
         let Some((host, repository)) = rest.split_once('/') else {
             return Err(format!(
-                "`{text}` names no repository: write oci://HOST[:PORT]/REPOSITORY"
+                "`{}` names no repository: write oci://HOST[:PORT]/REPOSITORY",
+                lwir_spec::redact::redact(text)
             ));
         };
         let host_ok = !host.is_empty()
@@ -94,8 +119,15 @@ impl OciUrl {
                 b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
             });
         if !host_ok {
+            // `user:password@host` is not a host, and its password is not printed.
+            let shown = match host.rsplit_once('@') {
+                Some((_, host)) => format!("<credentials>@{host}"),
+                None => host.to_owned(),
+            };
             return Err(format!(
-                "`{host}` is not a registry host (HOST or HOST:PORT)"
+                "`{}` is not a registry host (HOST or HOST:PORT; credentials go in \
+                 LWIR_REGISTRY_USER and LWIR_REGISTRY_PASSWORD)",
+                lwir_spec::redact::redact(&shown)
             ));
         }
         let repository = repository.trim_end_matches('/');
@@ -193,6 +225,16 @@ fn credentials_for(host: &str) -> Option<Credentials> {
     })
 }
 
+impl Credentials {
+    /// Registers them with [`lwir_spec::redact`]: no message, log entry or file lwirc
+    /// writes carries the password or the `Authorization` value it is sent in, whatever a
+    /// registry echoes.
+    fn keep_secret(self) -> Self {
+        lwir_spec::redact::register_credentials(&self.user, &self.password);
+        self
+    }
+}
+
 /// A response: status, the headers the client uses, the body.
 struct Answer {
     status: u16,
@@ -213,6 +255,11 @@ pub struct Oci {
     token: Mutex<Option<String>>,
     /// Sizes of blobs this process put or saw, for manifest descriptors.
     sizes: Mutex<HashMap<String, u64>>,
+    /// Sizes that manifests read declare for their blobs: a blob is read up to its declared
+    /// size and no further.
+    declared: Mutex<HashMap<String, u64>>,
+    /// How long the registry may stay silent.
+    wait: Duration,
 }
 
 impl std::fmt::Debug for Oci {
@@ -225,21 +272,27 @@ impl std::fmt::Debug for Oci {
 
 impl Oci {
     /// The registry at `url`, with credentials from the environment or Docker's
-    /// configuration when there are some. Nothing is sent until the first operation.
-    pub fn new(url: OciUrl) -> Self {
+    /// configuration when there are some, that may stay silent for `wait` at a time:
+    /// connecting, before it starts to answer, and between two reads of an answer (one
+    /// request takes at most 300 s in all). Nothing is sent until the first operation.
+    pub fn new(url: OciUrl, wait: Duration) -> Self {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .timeout_global(Some(Duration::from_secs(300)))
+            .timeout_connect(Some(wait))
+            .timeout_recv_response(Some(wait))
+            .timeout_per_read(Some(wait))
+            .timeout_global(Some(REQUEST_TIMEOUT.max(wait)))
             .build()
             .into();
-        let credentials = credentials_for(&url.host);
+        let credentials = credentials_for(&url.host).map(Credentials::keep_secret);
         Self {
             url,
             agent,
             credentials,
             token: Mutex::new(None),
             sizes: Mutex::new(HashMap::new()),
+            declared: Mutex::new(HashMap::new()),
+            wait,
         }
     }
 
@@ -256,10 +309,52 @@ impl Oci {
     }
 
     fn error(&self, what: &str, detail: impl std::fmt::Display) -> StorageError {
+        self.error_of(io::ErrorKind::Other, what, detail)
+    }
+
+    fn error_of(
+        &self,
+        kind: io::ErrorKind,
+        what: &str,
+        detail: impl std::fmt::Display,
+    ) -> StorageError {
+        // A detail may quote the registry (an address it named, a body it sent).
+        let detail = lwir_spec::redact::redact(&detail.to_string()).into_owned();
         StorageError {
             context: format!("{what} at {}", self.url.display()),
-            source: io::Error::other(detail.to_string()),
+            source: io::Error::new(kind, detail),
         }
+    }
+
+    /// A failed exchange, said in terms of what the registry did: a silence names the wait
+    /// it outlasted and how to change it.
+    fn transport(&self, what: &str, e: ureq::Error) -> StorageError {
+        let wait = self.wait.as_secs_f64();
+        let detail = match e {
+            ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => format!(
+                "the registry could not be reached: no connection within {wait} s \
+                 ({WAIT_VARIABLE})"
+            ),
+            ureq::Error::Timeout(ureq::Timeout::RecvResponse) => format!(
+                "the registry accepted the connection but did not answer within {wait} s \
+                 ({WAIT_VARIABLE})"
+            ),
+            ureq::Error::Timeout(ureq::Timeout::PerRead) => format!(
+                "the registry stopped sending for {wait} s in the middle of its answer \
+                 ({WAIT_VARIABLE})"
+            ),
+            ureq::Error::Timeout(
+                ureq::Timeout::SendRequest | ureq::Timeout::SendBody | ureq::Timeout::PerWrite,
+            ) => {
+                format!("the registry stopped taking the request for {wait} s ({WAIT_VARIABLE})")
+            }
+            ureq::Error::Timeout(_) => format!(
+                "the registry did not finish answering within {} s",
+                REQUEST_TIMEOUT.max(self.wait).as_secs_f64()
+            ),
+            other => format!("the registry could not be reached: {other}"),
+        };
+        self.error(what, detail)
     }
 
     /// Sends a request, authenticating when the registry asks (Basic with the credentials,
@@ -346,7 +441,7 @@ impl Oci {
         };
         let mut response = sent
             .map_err(|e| self.error(what, format!("cannot make the request: {e}")))?
-            .map_err(|e| self.error(what, format!("the registry could not be reached: {e}")))?;
+            .map_err(|e| self.transport(what, e))?;
         let header = |name: &str| {
             response
                 .headers()
@@ -359,17 +454,23 @@ impl Oci {
         let content_length = header("content-length").and_then(|v| v.trim().parse().ok());
         let www = header("www-authenticate");
         let status = response.status().as_u16();
+        let too_large = || {
+            self.error_of(
+                io::ErrorKind::FileTooLarge,
+                what,
+                format!("the registry's answer is larger than {limit} bytes"),
+            )
+        };
         let body = if method == "HEAD" {
             Vec::new()
+        } else if status == 200 && content_length.is_some_and(|n| n > limit) {
+            // Refused before a byte of it is read.
+            return Err(too_large());
         } else {
             match response.body_mut().with_config().limit(limit).read_to_vec() {
                 Ok(body) => body,
-                Err(ureq::Error::BodyExceedsLimit(_)) => {
-                    return Err(self.error(
-                        what,
-                        format!("the registry's answer is larger than {limit} bytes"),
-                    ));
-                }
+                Err(ureq::Error::BodyExceedsLimit(_)) => return Err(too_large()),
+                Err(e @ ureq::Error::Timeout(_)) => return Err(self.transport(what, e)),
                 Err(e) => {
                     return Err(self.error(what, format!("the registry's answer was cut off: {e}")));
                 }
@@ -432,6 +533,7 @@ impl Oci {
                 .or_else(|| parsed.get("access_token"))
                 .and_then(Value::as_str)
                 .ok_or_else(|| self.error(what, "the registry's token service gave no token"))?;
+            lwir_spec::redact::register_token(token);
             if let Ok(mut slot) = self.token.lock() {
                 *slot = Some(token.to_owned());
             }
@@ -490,9 +592,25 @@ impl Oci {
         }
     }
 
+    /// Blob `digest`, read up to the size a manifest declared for it (else up to
+    /// [`MAX_BLOB`]) and no further.
     fn blob(&self, digest: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let what = format!("reading blob {digest}");
-        let answer = self.send("GET", &self.blob_url(digest), &[], None, MAX_BLOB, &what)?;
+        let declared = self
+            .declared
+            .lock()
+            .ok()
+            .and_then(|d| d.get(digest).copied());
+        let limit = declared.unwrap_or(MAX_BLOB);
+        let answer = self
+            .send("GET", &self.blob_url(digest), &[], None, limit, &what)
+            .map_err(|e| match declared {
+                Some(size) if e.source.kind() == io::ErrorKind::FileTooLarge => self.error(
+                    &what,
+                    format!("the registry sends more than the {size} bytes its manifest declares"),
+                ),
+                _ => e,
+            })?;
         match answer.status {
             200 => Ok(Some(answer.body)),
             404 => Ok(None),
@@ -639,27 +757,58 @@ impl Oci {
     /// and its one layer, in canonical form (the registry checks it against the version
     /// asked for and re-hashes both blobs). A manifest that is not a version's is returned
     /// as it is, which reads as no reference at all.
-    fn reference_of(&self, manifest: Vec<u8>) -> Vec<u8> {
+    ///
+    /// The sizes its descriptors declare are kept, to read each blob up to its size; a size
+    /// no blob lwirc reads can have (over [`MAX_BLOB`], or not a whole number) is refused
+    /// here, before its blob is asked for.
+    fn reference_of(&self, tag: &str, manifest: Vec<u8>) -> Result<Vec<u8>, StorageError> {
         let Ok(parsed) = serde_json::from_slice::<Value>(&manifest) else {
-            return manifest;
+            return Ok(manifest);
         };
+        self.declare_sizes(tag, &parsed)?;
         let config = parsed["config"]["digest"].as_str();
         let layers = parsed["layers"].as_array();
         let is_version = parsed["config"]["mediaType"] == RECORD_MEDIA_TYPE
             && layers.is_some_and(|l| l.len() == 1 && l[0]["mediaType"] == WORKFLOW_MEDIA_TYPE);
-        match (
-            config,
-            layers
-                .and_then(|l| l.first())
-                .and_then(|l| l["digest"].as_str()),
-        ) {
+        let layer = layers
+            .and_then(|l| l.first())
+            .and_then(|l| l["digest"].as_str());
+        Ok(match (config, layer) {
             (Some(record), Some(version)) if is_version => serde_json::to_vec(&json!({
                 "record": record,
                 "version": version,
             }))
             .expect("two strings serialise"),
             _ => manifest,
+        })
+    }
+
+    /// Keeps the sizes manifest `tag`'s descriptors declare, each blob to be read up to its
+    /// size; refuses a size no blob lwirc reads can have (over [`MAX_BLOB`], or not a whole
+    /// number), before the blob is asked for.
+    fn declare_sizes(&self, tag: &str, manifest: &Value) -> Result<(), StorageError> {
+        let descriptors = std::iter::once(&manifest["config"])
+            .chain(manifest["layers"].as_array().into_iter().flatten());
+        for descriptor in descriptors {
+            let Some(digest) = descriptor["digest"].as_str() else {
+                continue;
+            };
+            let Some(size) = descriptor["size"].as_u64().filter(|&n| n <= MAX_BLOB) else {
+                return Err(self.error(
+                    &format!("reading manifest {tag}"),
+                    format!(
+                        "it declares blob {} as {} bytes; lwirc reads blobs of up to {MAX_BLOB} \
+                         bytes",
+                        lwir_spec::redact::excerpt(digest.as_bytes(), 80),
+                        lwir_spec::redact::excerpt(descriptor["size"].to_string().as_bytes(), 40),
+                    ),
+                ));
+            };
+            if let Ok(mut declared) = self.declared.lock() {
+                declared.insert(digest.to_owned(), size);
+            }
         }
+        Ok(())
     }
 
     /// Every tag of the repository (empty when it does not exist yet).
@@ -745,18 +894,9 @@ fn encode(text: &str) -> String {
     percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
-/// The first bytes of an answer, for an error message, made safe to print.
+/// The start of an answer, for an error message, redacted of secrets.
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(300)]);
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if clean.trim().is_empty() {
-        "(no details)".into()
-    } else {
-        clean.trim().to_owned()
-    }
+    lwir_spec::redact::excerpt(body, lwir_spec::redact::EXCERPT_CHARS)
 }
 
 /// The tag of registration `n` of `version`.
@@ -853,9 +993,10 @@ impl Storage for Oci {
     }
 
     fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(self
-            .manifest(&version_tag(version, 0))?
-            .map(|m| self.reference_of(m)))
+        let tag = version_tag(version, 0);
+        self.manifest(&tag)?
+            .map(|m| self.reference_of(&tag, m))
+            .transpose()
     }
 
     fn put_registration(
@@ -868,9 +1009,10 @@ impl Storage for Oci {
     }
 
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(self
-            .manifest(&version_tag(version, n))?
-            .map(|m| self.reference_of(m)))
+        let tag = version_tag(version, n);
+        self.manifest(&tag)?
+            .map(|m| self.reference_of(&tag, m))
+            .transpose()
     }
 
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError> {
@@ -893,6 +1035,7 @@ impl Storage for Oci {
                     let Ok(parsed) = serde_json::from_slice::<Value>(&manifest) else {
                         continue;
                     };
+                    self.declare_sizes(&tag, &parsed)?;
                     let digests = std::iter::once(&parsed["config"])
                         .chain(parsed["layers"].as_array().into_iter().flatten())
                         .filter_map(|d| d["digest"].as_str())

@@ -97,6 +97,19 @@ impl PlannerFailure {
     pub fn code(&self) -> Code {
         self.kind.code()
     }
+
+    /// The failure with its message and standard-error tail redacted of secrets
+    /// ([`lwir_spec::redact`]): a model server's error or a planner's standard error may
+    /// quote an API key, and what a failure says is recorded and shown.
+    pub fn redacted(mut self) -> Self {
+        if let std::borrow::Cow::Owned(clean) = lwir_spec::redact::redact(&self.message) {
+            self.message = clean;
+        }
+        if let std::borrow::Cow::Owned(clean) = lwir_spec::redact::redact(&self.stderr_tail) {
+            self.stderr_tail = clean;
+        }
+        self
+    }
 }
 
 /// Something that answers planner requests.

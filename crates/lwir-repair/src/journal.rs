@@ -157,7 +157,9 @@ impl<'a> Journal<'a> {
             self.notify(&event, true);
             return Ok(outcome);
         }
-        let outcome = planner.call(request, &bytes);
+        let outcome = planner
+            .call(request, &bytes)
+            .map_err(PlannerFailure::redacted);
         self.record(match &outcome {
             Ok(response) => SessionEvent::ModelResponded(ModelResponded {
                 call: request.call(),
@@ -211,7 +213,8 @@ fn replayed_outcome(
             message: f.message.clone(),
             stderr_tail: f.stderr_tail.clone(),
             elapsed: Duration::from_millis(f.elapsed_ms),
-        }),
+        }
+        .redacted()),
         SessionEvent::ModelResponded(_) | SessionEvent::CallFailed(_) => {
             return Err(diverged("another call number"));
         }

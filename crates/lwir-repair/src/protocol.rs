@@ -236,20 +236,14 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
     }
 }
 
-/// The most bytes of a planner's text echoed in a message.
-const MAX_EXCERPT_BYTES: usize = 200;
+/// The most characters of a planner's text echoed in a message.
+const MAX_EXCERPT_CHARS: usize = 200;
 
-/// `text` when short; else its first [`MAX_EXCERPT_BYTES`] (cut at a character boundary)
-/// and its length: `xxxx… (4000 bytes)`. A garbage answer is not echoed back whole.
+/// `text` when short; else its first [`MAX_EXCERPT_CHARS`] and its length: `xxxx… (4000
+/// bytes)`, redacted of secrets ([`lwir_spec::redact::excerpt`]). A garbage answer is not
+/// echoed back whole.
 fn excerpt(text: &str) -> String {
-    if text.len() <= MAX_EXCERPT_BYTES {
-        return text.to_owned();
-    }
-    let mut cut = MAX_EXCERPT_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}… ({} bytes)", &text[..cut], text.len())
+    lwir_spec::redact::excerpt(text.as_bytes(), MAX_EXCERPT_CHARS)
 }
 
 fn bounded(rationale: &str) -> String {

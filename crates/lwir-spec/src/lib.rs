@@ -5,6 +5,7 @@
 //! - [`ir`]: typed views of drafts and definitions over a spanned document.
 //! - [`schemas`]: the meta JSON Schemas of both documents and the supported JSON Schema subset.
 //! - [`finding`] and [`codes`]: the one `Finding` type and the one table of codes.
+//! - [`redact`]: the one pass that keeps secrets out of what lwirc prints, logs and stores.
 
 pub mod canon;
 pub mod codes;
@@ -14,6 +15,7 @@ pub mod expr;
 pub mod finding;
 pub mod ir;
 pub mod pointer;
+pub mod redact;
 pub mod schemas;
 pub mod span;
 pub mod suggest;

@@ -52,6 +52,16 @@ pub(crate) mod exit {
 }
 
 fn main() -> ExitCode {
+    // Secrets in the environment, which a planner command or runner inherits and may echo:
+    // redacted from everything lwirc prints, logs and stores.
+    let env = |name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+    if let Some(key) = env("OPENAI_API_KEY") {
+        lwir_spec::redact::register_token(&key);
+    }
+    if let Some(password) = env("LWIR_REGISTRY_PASSWORD") {
+        let user = env("LWIR_REGISTRY_USER").unwrap_or_default();
+        lwir_spec::redact::register_credentials(&user, &password);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => commands::validate::run(args),
@@ -74,6 +84,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let error = format!("{error:#}");
+            let error = lwir_spec::redact::redact(&error);
             eprintln!("lwirc: {}", lwir_render::terminal::sanitize(&error));
             ExitCode::from(exit::USAGE)
         }

@@ -535,3 +535,126 @@ fn a_database_that_accepts_and_never_answers_is_an_error_not_a_wait() {
         stderr(&out)
     );
 }
+
+/// A TCP proxy to `upstream` (`HOST:PORT`) that forwards both ways until `freeze` exists,
+/// and from then on forwards nothing, every connection held open: a database stopped
+/// (SIGSTOP) mid-run, as the client sees it. Its port.
+fn freezing_proxy(upstream: String, freeze: std::path::PathBuf) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let pump = |mut from: TcpStream, mut to: TcpStream, freeze: std::path::PathBuf| {
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16 * 1024];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if freeze.exists() {
+                    // Stopped: what was sent is never delivered, and nothing is closed.
+                    std::thread::sleep(Duration::from_secs(600));
+                }
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to.shutdown(std::net::Shutdown::Write);
+        });
+    };
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                continue;
+            };
+            pump(
+                client.try_clone().unwrap(),
+                server.try_clone().unwrap(),
+                freeze.clone(),
+            );
+            pump(server, client, freeze.clone());
+        }
+    });
+    port
+}
+
+#[test]
+fn a_database_stopped_mid_run_fails_the_statement_in_flight() {
+    let dir = goal_registry();
+    let d = dir.path();
+    let Some(b) = backends(d, "stopped")
+        .into_iter()
+        .find(|b| b.label == "postgres")
+    else {
+        return;
+    };
+    let (base, database) = b.goals.rsplit_once('/').unwrap();
+    let upstream = base.rsplit_once('@').unwrap().1.to_owned();
+    let freeze = d.join("freeze");
+    let port = freezing_proxy(upstream, freeze.clone());
+    let proxied = Backend {
+        label: "postgres",
+        goals: format!("postgres://lwir@127.0.0.1:{port}/{database}?statement_timeout=1"),
+    };
+    let goal = create(d, &proxied, &example_goal());
+    // The runner's attempt succeeds, and the database stops before the driver records it.
+    let runner = script(
+        d,
+        "stopping.sh",
+        &format!(
+            "cat >/dev/null; touch {}; echo '{{\"kind\":\"succeeded\",\"output\":{{\"summary\":\"s\"}}}}'",
+            freeze.display()
+        ),
+    );
+    let started = Instant::now();
+    let out = output_within(
+        goal_cmd(d, &proxied, &["goal", "run", &goal, "--runner", &runner]),
+        Duration::from_secs(60),
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains(&format!("postgres://lwir@127.0.0.1:{port}/{database}"))
+            && stderr(&out).contains(
+                "the server did not answer within 2 s (a statement may take \
+                 statement_timeout=1 s, set in the URL, and its answer 1 s more to arrive)"
+            ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_password_in_the_url_is_never_printed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    for (url, shown) in [
+        (
+            format!("postgres://u@127.0.0.1:{port}/x?password=pw-marker-1&connect_timeout=2"),
+            format!("postgres://u@127.0.0.1:{port}/x?password=<redacted>&connect_timeout=2:"),
+        ),
+        (
+            format!("postgres://u:pw-marker-1@127.0.0.1:{port}/x"),
+            format!("postgres://u:<redacted>@127.0.0.1:{port}/x:"),
+        ),
+        (
+            format!("postgres://u@127.0.0.1:{port}/x?password=pw-marker-1&statement_timeout=0"),
+            "statement_timeout is `0`".to_owned(),
+        ),
+    ] {
+        let out = command(dir.path(), &["goal", "list", "--goals", &url])
+            .output()
+            .unwrap();
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains(&shown), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("pw-marker-1"), "{}", stderr(&out));
+    }
+}

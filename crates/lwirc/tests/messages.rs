@@ -315,3 +315,41 @@ fn the_readme_drift_example_runs_as_shown() {
     assert_exit(&out, 3);
     assert_eq!(stdout(&out), shown);
 }
+
+#[test]
+fn help_names_every_network_wait_and_how_to_change_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let text = stdout(&lwirc(dir.path(), args));
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    for args in [
+        &["registry", "--help"][..],
+        &["register", "--help"],
+        &["compile", "--help"],
+        &["drift", "--help"],
+        &["goal", "--help"],
+    ] {
+        assert!(
+            help(args).contains("`$LWIR_REGISTRY_TIMEOUT` seconds (30)")
+                || help(args).contains("`LWIR_REGISTRY_TIMEOUT` seconds (30 by default)"),
+            "{args:?}: {}",
+            help(args)
+        );
+    }
+    for args in [&["goal", "--help"][..], &["goals", "--help"]] {
+        let text = help(args);
+        assert!(
+            text.contains("`?connect_timeout=SECONDS`, 10")
+                && text.contains("`statement_timeout=SECONDS`, 30"),
+            "{args:?}: {text}"
+        );
+    }
+    let text = help(&["compile", "--help"]);
+    assert!(
+        text.contains(
+            "must accept the connection within 10 s, and answer within --planner-timeout"
+        ),
+        "{text}"
+    );
+}

@@ -750,3 +750,40 @@ fn a_skill_that_links_out_of_the_skills_directory_is_not_sent_to_the_model() {
         "the linked file reached the model server"
     );
 }
+
+#[test]
+fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored() {
+    let dir = setup();
+    let d = dir.path();
+    let server = serve(vec![(
+        401,
+        vec![],
+        json!({ "error": { "message": "Incorrect API key provided: Bearer sk-test-123. You can find your API key at …", "type": "invalid_request_error" } })
+            .to_string(),
+    )]);
+    let out = compile(d, &server.url, &["--max-planner-calls", "1"]);
+    assert_exit(&out, 1);
+    let text = both(&out);
+    assert!(
+        text.contains("LW801") && text.contains("answered 401"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Incorrect API key provided"),
+        "the reason is kept: {text}"
+    );
+    assert!(!text.contains("sk-test-123"), "{text}");
+    let mut files = Vec::new();
+    all_files(&d.join("session"), &mut files);
+    for name in ["session/events.jsonl", "session/model/events.jsonl"] {
+        assert!(files.iter().any(|f| f.ends_with(name)), "{name}");
+    }
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(
+            !text.contains("sk-test-123"),
+            "the key is in {}:\n{text}",
+            f.display()
+        );
+    }
+}

@@ -655,3 +655,268 @@ fn credentials_get_a_token_and_are_never_printed() {
     let out = list(None);
     assert!(out.status.success(), "{}", text(&out));
 }
+
+/// A version as a fake registry serves it: registered in a directory, read back.
+struct Served {
+    version: String,
+    record: Vec<u8>,
+    record_digest: String,
+    lwir: Vec<u8>,
+}
+
+fn served() -> (tempfile::TempDir, Served) {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry").display().to_string();
+    let version = register(&registry, &examples().join("draft.json"));
+    let show = |lwir: bool| {
+        let mut cmd = lwirc();
+        cmd.args(["registry", "show", &version, "--registry", &registry]);
+        if lwir {
+            cmd.arg("--lwir");
+        }
+        let out = run(&mut cmd);
+        assert!(out.status.success(), "{}", text(&out));
+        out.stdout
+    };
+    let record = show(false);
+    let record_digest = format!("sha256:{:x}", sha2::Sha256::digest(&record));
+    let lwir = show(true);
+    (
+        dir,
+        Served {
+            version,
+            record,
+            record_digest,
+            lwir,
+        },
+    )
+}
+
+/// A fake registry holding `served` as repository `lwir`, its manifest declaring the LWIR
+/// layer `layer_size` bytes long, whose blob is answered by `lwir`.
+fn fake_registry(
+    served: &Served,
+    layer_size: Value,
+    lwir: impl Fn() -> common::fake::Reply + Send + Sync + 'static,
+) -> common::fake::Fake {
+    use common::fake::Reply;
+    let hex = served.version.trim_start_matches("sha256:").to_owned();
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/vnd.lwir.workflow.v1+json",
+        "config": { "mediaType": "application/vnd.lwir.registration.v1+json",
+                    "digest": served.record_digest, "size": served.record.len() },
+        "layers": [{ "mediaType": "application/vnd.lwir.workflow.v1+json",
+                     "digest": served.version, "size": layer_size }],
+    })
+    .to_string()
+    .into_bytes();
+    let record = served.record.clone();
+    let record_path = format!("/v2/lwir/blobs/{}", served.record_digest);
+    let json_type = || vec![("Content-Type".to_owned(), "application/json".to_owned())];
+    common::fake::serve(move |r| match r.path.as_str() {
+        "/v2/lwir/tags/list?n=1000" => Reply::Answer(
+            200,
+            json_type(),
+            json!({ "name": "lwir", "tags": [format!("sha256-{hex}")] })
+                .to_string()
+                .into_bytes(),
+        ),
+        p if p == format!("/v2/lwir/manifests/sha256-{hex}") => {
+            Reply::Answer(200, json_type(), manifest.clone())
+        }
+        p if p == record_path => Reply::Answer(200, vec![], record.clone()),
+        p if p == format!("/v2/lwir/blobs/sha256:{hex}") => lwir(),
+        _ => Reply::Answer(404, json_type(), b"{\"errors\":[]}".to_vec()),
+    })
+}
+
+fn show_lwir(registry: &str, version: &str) -> Output {
+    let mut cmd = lwirc();
+    cmd.args([
+        "registry",
+        "show",
+        version,
+        "--lwir",
+        "--registry",
+        registry,
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    common::output_within(cmd, Duration::from_secs(60))
+}
+
+#[test]
+fn a_blob_is_read_up_to_the_size_its_manifest_declares_and_no_further() {
+    let (_dir, served) = served();
+    // The fake stops at 256 MiB whatever lwirc does (without the bound, lwirc would read
+    // up to 4 GiB).
+    let cap = 256 * 1024 * 1024;
+    // A 10 GB layer with an endless body: refused before its blob is asked for.
+    let fake = fake_registry(&served, json!(10_000_000_000u64), move || {
+        common::fake::Reply::Endless(vec![], cap)
+    });
+    let out = show_lwir(
+        &format!("oci+http://{}/lwir", fake.address),
+        &served.version,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("as 10000000000 bytes; lwirc reads blobs of up to"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(fake.streamed.load(std::sync::atomic::Ordering::Relaxed), 0);
+    // Its true size declared, but an endless body: read up to that size, then refused.
+    let size = served.lwir.len() as u64;
+    let fake = fake_registry(&served, json!(size), move || {
+        common::fake::Reply::Endless(vec![], cap)
+    });
+    let out = show_lwir(
+        &format!("oci+http://{}/lwir", fake.address),
+        &served.version,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "the registry sends more than the {size} bytes its manifest declares"
+        )),
+        "{}",
+        text(&out)
+    );
+    assert!(out.stdout.is_empty());
+    let streamed = fake.streamed.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(streamed < cap, "{streamed} bytes were read");
+    // A length over the declared size is refused before the body is read.
+    let fake = fake_registry(&served, json!(size), move || {
+        common::fake::Reply::Stalled(vec![], 10_000_000_000, 0)
+    });
+    let out = show_lwir(
+        &format!("oci+http://{}/lwir", fake.address),
+        &served.version,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("its manifest declares"),
+        "{}",
+        text(&out)
+    );
+    // The same registry serving the blob as it is: read, verified, printed.
+    let lwir = served.lwir.clone();
+    let fake = fake_registry(&served, json!(size), move || {
+        common::fake::Reply::Answer(200, vec![], lwir.clone())
+    });
+    let out = show_lwir(
+        &format!("oci+http://{}/lwir", fake.address),
+        &served.version,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(out.stdout, served.lwir);
+}
+
+#[test]
+fn a_registry_that_says_nothing_is_given_up_after_its_wait() {
+    use common::fake::Reply;
+    let silent = common::fake::serve(|_| Reply::Silent);
+    let stalled = common::fake::serve(|_| {
+        Reply::Stalled(
+            vec![("Content-Type".into(), "application/json".into())],
+            100,
+            10,
+        )
+    });
+    for (fake, expected) in [
+        (
+            &silent,
+            "listing tags at oci+http://ADDRESS/lwir: the registry accepted the connection but \
+             did not answer within 1 s (LWIR_REGISTRY_TIMEOUT)",
+        ),
+        (
+            &stalled,
+            "listing tags at oci+http://ADDRESS/lwir: the registry stopped sending for 1 s in the \
+             middle of its answer (LWIR_REGISTRY_TIMEOUT)",
+        ),
+    ] {
+        let registry = format!("oci+http://{}/lwir", fake.address);
+        let mut cmd = lwirc();
+        cmd.args(["registry", "list", "--registry", &registry])
+            .env("LWIR_REGISTRY_TIMEOUT", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let started = std::time::Instant::now();
+        let out = common::output_within(cmd, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let expected = expected.replace("ADDRESS", &fake.address);
+        assert!(text(&out).contains(&expected), "{}", text(&out));
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+    let out = run(lwirc()
+        .args([
+            "registry",
+            "list",
+            "--registry",
+            "oci+http://127.0.0.1:9/lwir",
+        ])
+        .env("LWIR_REGISTRY_TIMEOUT", "soon"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("LWIR_REGISTRY_TIMEOUT is `soon`: expected a number of seconds"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A registry whose refusal quotes the `Authorization` header it got, as it is and
+/// decoded, and the password in a few other shapes.
+#[test]
+fn a_refusal_that_echoes_the_credentials_prints_none_of_them() {
+    use base64::Engine as _;
+    use common::fake::Reply;
+    let fake = common::fake::serve(|r| {
+        let auth = r.header("authorization").unwrap_or_default().to_owned();
+        let decoded = auth
+            .strip_prefix("Basic ")
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let b64 = base64::engine::general_purpose::STANDARD;
+        Reply::Answer(
+            401,
+            vec![("Content-Type".into(), "application/json".into())],
+            json!({ "errors": [{
+                "code": "UNAUTHORIZED",
+                "message": format!("bad credentials {auth} ({decoded})"),
+                "detail": { "sent": auth.trim_start_matches("Basic "),
+                            "again": b64.encode(format!("~{decoded}~")) },
+            }] })
+            .to_string()
+            .into_bytes(),
+        )
+    });
+    let registry = format!("oci+http://{}/team/lwir", fake.address);
+    let home = tempfile::tempdir().unwrap();
+    let out = run(lwirc()
+        .args(["registry", "list", "--registry", &registry])
+        .env("HOME", home.path())
+        .env_remove("DOCKER_CONFIG")
+        .env("LWIR_REGISTRY_USER", "alice")
+        .env("LWIR_REGISTRY_PASSWORD", "hunter2-marker"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let printed = text(&out);
+    assert!(printed.contains("refuses these credentials"), "{printed}");
+    assert!(
+        printed.contains("bad credentials"),
+        "the reason is kept: {printed}"
+    );
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for secret in [
+        "hunter2-marker".to_owned(),
+        b64.encode("alice:hunter2-marker"),
+        b64.encode("hunter2-marker"),
+    ] {
+        assert!(!printed.contains(&secret), "{secret} in {printed}");
+    }
+}

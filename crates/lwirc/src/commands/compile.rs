@@ -54,7 +54,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     input: Option<String>,
     /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
-    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    /// plain HTTP), which may stay silent for `$LWIR_REGISTRY_TIMEOUT` seconds (30) at a
+    /// time (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// The session directory (default: a new one under `.lwir/sessions/`).

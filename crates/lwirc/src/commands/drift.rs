@@ -39,7 +39,8 @@ pub(crate) struct Args {
     #[arg(short = 'd', long = "definition", value_name = "WORKFLOW")]
     definition: String,
     /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
-    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    /// plain HTTP), which may stay silent for `$LWIR_REGISTRY_TIMEOUT` seconds (30) at a
+    /// time (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// Output format: `human`, `json` (the findings contract of `validate`), `sarif`.

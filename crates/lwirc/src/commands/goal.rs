@@ -32,9 +32,11 @@ use crate::exit;
 /// tells the whole history, computed from the goal's event log.
 ///
 /// Goals are kept in `--goals STORE` (a directory, or `postgres://USER@HOST/DATABASE` for a
-/// team), else `$LWIR_GOALS`, else `.lwir/goals`; templates are
-/// read from `--registry REGISTRY` (a directory or `oci://HOST/REPOSITORY`), else
-/// `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument is a goal id, a unique prefix
+/// team; `?connect_timeout=SECONDS`, 10 by default, bounds the handshake, and
+/// `statement_timeout=SECONDS`, 30, each statement), else `$LWIR_GOALS`, else
+/// `.lwir/goals`; templates are read from `--registry REGISTRY` (a directory or
+/// `oci://HOST/REPOSITORY`, silent at most `$LWIR_REGISTRY_TIMEOUT` seconds, 30, at a time),
+/// else `$LWIR_REGISTRY`, else `.lwir/registry`. A GOAL argument is a goal id, a unique prefix
 /// of one, or a goal name only one goal has.
 ///
 /// Exit status: 0 done, 1 findings, refused or not eligible (the reason on standard error),
@@ -53,11 +55,14 @@ pub(crate) struct Args {
     #[command(subcommand)]
     command: GoalCommand,
     /// The goal store: a directory, or a PostgreSQL database
-    /// (`postgres://USER@HOST:PORT/DATABASE`) (default: `$LWIR_GOALS`, else `.lwir/goals`).
+    /// (`postgres://USER@HOST:PORT/DATABASE`; `?connect_timeout=SECONDS`, 10, bounds the
+    /// handshake and `statement_timeout=SECONDS`, 30, each statement) (default:
+    /// `$LWIR_GOALS`, else `.lwir/goals`).
     #[arg(long, value_name = "STORE", global = true)]
     goals: Option<PathBuf>,
-    /// The registry templates are read from: a directory, or `oci://HOST[:PORT]/REPOSITORY`
-    /// (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    /// The registry templates are read from: a directory, or `oci://HOST[:PORT]/REPOSITORY`,
+    /// which may stay silent for `$LWIR_REGISTRY_TIMEOUT` seconds (30) at a time (default:
+    /// `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "REGISTRY", global = true)]
     registry: Option<PathBuf>,
     /// Who runs the command, as recorded in the goal's events (default: `$USER`).

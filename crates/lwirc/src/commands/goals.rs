@@ -14,7 +14,9 @@ use crate::exit;
 /// Copy goals between stores, or verify a store.
 ///
 /// A store is a directory (`.lwir/goals`) or a PostgreSQL database
-/// (`postgres://USER@HOST:PORT/DATABASE`, migrated by lwirc on first use).
+/// (`postgres://USER@HOST:PORT/DATABASE`, migrated by lwirc on first use;
+/// `?connect_timeout=SECONDS`, 10 by default, bounds the handshake, and
+/// `statement_timeout=SECONDS`, 30, each statement).
 ///
 /// Exit status: 0 fine, 1 a goal that does not verify or differs in the destination,
 /// 2 usage error or a store that cannot be read or written.

@@ -27,8 +27,10 @@ pub(crate) struct PlannerArgs {
     /// Plan with lwirc's built-in harness against an OpenAI-compatible chat-completions
     /// server: requests go to `URL/chat/completions`, with `$OPENAI_API_KEY` (when set) as
     /// a bearer token. The model is the planner slot's (`planner.model` of the definition),
-    /// or --planner-model. With --planner too, the command plans and the harness serves the
-    /// calls it answers `{"kind": "delegate_to_default"}` to.
+    /// or --planner-model. The server must accept the connection within 10 s, and answer
+    /// within --planner-timeout; a redirect is not followed. With --planner too, the
+    /// command plans and the harness serves the calls it answers
+    /// `{"kind": "delegate_to_default"}` to.
     #[arg(long, value_name = "URL", env = "LWIRC_PLANNER_URL")]
     pub(crate) planner_url: Option<String>,
     /// The model name to ask the server for (default: the planner slot's `model`).
@@ -116,7 +118,8 @@ impl PlannerArgs {
     pub(crate) fn describe(&self, prepared: &Prepared) -> anyhow::Result<String> {
         match &self.planner_url {
             Some(url) => Ok(format!(
-                "model server {url} (model {})",
+                "model server {} (model {})",
+                lwir_spec::redact::redact(url),
                 self.model(prepared)?
             )),
             None => Ok(self.command()?.to_string()),

@@ -51,7 +51,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     files: DraftArgs,
     /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
-    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    /// plain HTTP), which may stay silent for `$LWIR_REGISTRY_TIMEOUT` seconds (30) at a
+    /// time (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "REGISTRY")]
     registry: Option<PathBuf>,
     /// When the version is registered against another snapshot, register it again against

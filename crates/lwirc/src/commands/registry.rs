@@ -23,7 +23,9 @@ use crate::exit;
 /// The registry is `--registry REGISTRY`, else `$LWIR_REGISTRY`, else `.lwir/registry` under
 /// the current directory: a directory, or a repository of an OCI distribution registry,
 /// `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for plain HTTP; credentials from
-/// `LWIR_REGISTRY_USER` and `LWIR_REGISTRY_PASSWORD`, else Docker's `config.json`).
+/// `LWIR_REGISTRY_USER` and `LWIR_REGISTRY_PASSWORD`, else Docker's `config.json`). An OCI
+/// registry may stay silent for `LWIR_REGISTRY_TIMEOUT` seconds (30 by default) at a time:
+/// to accept the connection, to start answering, between two reads of an answer.
 ///
 /// Exit status: 0 fine, 1 not found, ambiguous or corrupt, 2 usage error, or a registry
 /// that does not exist or cannot be read.
@@ -42,7 +44,8 @@ pub(crate) struct Args {
     #[command(subcommand)]
     command: RegistryCommand,
     /// The registry: a directory, or `oci://HOST[:PORT]/REPOSITORY` (`oci+http://` for
-    /// plain HTTP) (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
+    /// plain HTTP), which may stay silent for `$LWIR_REGISTRY_TIMEOUT` seconds (30) at a
+    /// time (default: `$LWIR_REGISTRY`, else `.lwir/registry`).
     #[arg(long, value_name = "REGISTRY", global = true)]
     registry: Option<PathBuf>,
 }

@@ -5,6 +5,8 @@
 
 use std::io::Write;
 
+pub(crate) mod fake;
+
 /// Says on the terminal (past the test harness's capture of `eprintln!`, so that a passing
 /// test still shows it) what a test left out.
 #[allow(unused_macros, reason = "each test file uses a different subset")]
@@ -68,6 +70,26 @@ pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
+}
+
+/// Runs `command` to its end, or kills it after `limit` and fails the test: a wait that
+/// should be bounded must not hang the suite when it is not.
+#[track_caller]
+pub(crate) fn output_within(mut command: Command, limit: std::time::Duration) -> Output {
+    let started = std::time::Instant::now();
+    let mut child = command.spawn().unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Runs `lwirc args` in `dir`.
