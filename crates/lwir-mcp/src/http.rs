@@ -9,11 +9,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Once};
 
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::transport::worker::WorkerQuitReason;
 
 use crate::HttpSpec;
 use crate::text;
 use crate::wire::{Observed, Wire};
+
+type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// The transport's configuration for `spec`, or why there is none. A header's value is
 /// never part of the reason.
@@ -88,20 +93,52 @@ pub(crate) fn shown_url(url: &str) -> String {
     text::show_message(&shown)
 }
 
-/// An HTTP error as messages show it: URLs in it without credentials or query.
+/// What went wrong in a transport, as messages show it: the error and its sources (the
+/// HTTP client's, the operating system's), without rmcp's transport type names.
+pub(crate) fn transport_error(error: &rmcp::transport::DynamicTransportError) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = current {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        // rmcp's wrappers of the HTTP client's error do not give it as their source.
+        current = match e.downcast_ref::<HttpError>() {
+            Some(StreamableHttpError::Client(inner)) => Some(inner),
+            _ => match e.downcast_ref::<WorkerQuitReason<HttpError>>() {
+                Some(WorkerQuitReason::Fatal { error, .. }) => Some(error),
+                _ => e.source(),
+            },
+        };
+    }
+    show_error(&parts.join(": "))
+}
+
+/// An HTTP error as messages show it: URLs in it without credentials, query or fragment.
 pub(crate) fn show_error(message: &str) -> String {
-    let words: Vec<String> = message
-        .split(' ')
-        .map(|word| {
-            let trimmed = word.trim_matches(|c| c == '(' || c == ')' || c == ',');
-            if trimmed.contains("://") {
-                word.replace(trimmed, &shown_url(trimmed))
-            } else {
-                word.to_owned()
-            }
-        })
-        .collect();
-    text::show_message(&words.join(" "))
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("://") {
+        let scheme_start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let after = &rest[at..];
+        let mut end = at
+            + after
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, '(' | ')' | '"' | '\'' | '<' | '>' | ',')
+                })
+                .unwrap_or(after.len());
+        while end > at + 3 && rest[..end].ends_with([':', '.', ';']) {
+            end -= 1;
+        }
+        out.push_str(&rest[..scheme_start]);
+        out.push_str(&shown_url(&rest[scheme_start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    text::show_message(&out)
 }
 
 #[cfg(test)]
@@ -115,8 +152,9 @@ mod tests {
             "https://example.com:8443/mcp"
         );
         assert_eq!(
-            show_error("error sending request for url (http://a:b@h/mcp?k=v)"),
-            "error sending request for url (http://h/mcp)"
+            show_error("error sending request for url (http://a:b@h/mcp?k=v): refused"),
+            "error sending request for url (http://h/mcp): refused"
         );
+        assert_eq!(show_error("at https://h/x. Then"), "at https://h/x. Then");
     }
 }

@@ -586,7 +586,9 @@ impl Server {
                 stderr: self.stderr_tail(),
             },
             ServiceError::TransportClosed => self.gone(during, None),
-            ServiceError::TransportSend(e) => self.gone(during, Some(e.to_string())),
+            ServiceError::TransportSend(e) => {
+                self.gone(during, Some(crate::http::transport_error(&e)))
+            }
             ServiceError::UnexpectedResponse => {
                 self.protocol(format!("answered {method} with an answer of another kind"))
             }
@@ -608,10 +610,7 @@ impl Server {
                 server: self.name.clone(),
                 url: url.clone(),
                 message: match detail {
-                    Some(detail) => format!(
-                        "the connection failed while {during}: {}",
-                        crate::http::show_error(&detail)
-                    ),
+                    Some(detail) => format!("the connection failed while {during}: {detail}"),
                     None => format!("the connection closed while {during}"),
                 },
             },
@@ -716,13 +715,18 @@ fn describe_start(
         (Link::Stdio(process), Init::ConnectionClosed(_) | Init::TransportError { .. }) => {
             exited(name, "starting", process)
         }
-        (Link::Http(url), Init::TransportError { .. } | Init::ConnectionClosed(_)) => Error::Http {
+        (Link::Http(url), Init::TransportError { error, .. }) => Error::Http {
             server: name.to_owned(),
             url: url.clone(),
             message: format!(
                 "the handshake failed: {}",
-                crate::http::show_error(&handshake.to_string())
+                crate::http::transport_error(error)
             ),
+        },
+        (Link::Http(url), Init::ConnectionClosed(_)) => Error::Http {
+            server: name.to_owned(),
+            url: url.clone(),
+            message: "the connection closed during the handshake".into(),
         },
         (_, Init::JsonRpcError(e)) => Error::Rpc {
             server: name.to_owned(),
