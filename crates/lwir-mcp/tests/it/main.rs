@@ -10,6 +10,7 @@ mod common;
 
 mod environment;
 mod everything;
+mod http;
 mod import;
 mod lifecycle;
 mod time;

@@ -21,6 +21,8 @@ fn the_idempotency_key_reaches_the_server() {
         "{value}"
     );
     assert_eq!(value["arguments"], json!({"x": 1}));
+    // rmcp adds a progress token to every request's `_meta`.
+    assert!(value["meta"]["progressToken"].is_number(), "{value}");
     let without = call(&server, "meta", json!(null));
     let meta = &structured(&without)["meta"];
     assert!(meta.get(IDEMPOTENCY_KEY).is_none(), "{meta}");
@@ -177,4 +179,12 @@ fn pages_are_followed_and_bounded() {
     assert_eq!(tools[13].name, "spawn");
     let error = unruly(&["--cursor-loop"]).list_tools().unwrap_err();
     assert!(error.to_string().contains("never ends"), "{error}");
+}
+
+#[test]
+fn one_tool_with_a_schema_that_is_no_object_spoils_the_list() {
+    // rmcp reads a tool's `inputSchema` as a JSON object; a list with one that is not
+    // cannot be read as a tool list at all.
+    let error = unruly(&["--bool-schema"]).list_tools().unwrap_err();
+    assert!(error.to_string().contains("not a tool list"), "{error}");
 }

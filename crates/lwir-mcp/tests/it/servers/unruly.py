@@ -9,6 +9,7 @@ Options (argv):
   --list-changed    after `initialized`, add the tool `late` and say so
   --pages N         list the tools over N pages
   --cursor-loop     every page of `tools/list` points to the same next page
+  --bool-schema     list a tool whose inputSchema is `true` (MCP wants an object)
 
 Tools:
   meta              structured: {"meta": <_meta received>, "arguments": <arguments>}
@@ -137,6 +138,8 @@ def list_tools(id, params):
     tools = list(TOOLS)
     if flag("--list-changed") and initialized:
         tools.append({"name": "late", "inputSchema": {"type": "object"}})
+    if flag("--bool-schema"):
+        tools.append({"name": "bool", "inputSchema": True})
     pages = int(option("--pages", "1"))
     page = int((params or {}).get("cursor") or 0)
     size = -(-len(tools) // pages)
