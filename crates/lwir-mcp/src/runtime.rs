@@ -1,12 +1,13 @@
 //! The one tokio runtime every connection of the process shares.
 //!
 //! A multi-thread runtime with two worker threads, started on first use and never shut
-//! down. Each connection's rmcp service loop, its reader and its writer are tasks on it;
-//! a blocking caller hands its future to the runtime and waits for the answer on its own
-//! thread ([`block`]), so callers on many threads never contend for a runtime handle and a
-//! caller inside another async runtime does not panic. Two workers let the service loop of
-//! a busy connection and its reader (which parses the server's answers) run side by side;
-//! more would compete with the rest of lwirc for the cores.
+//! down. Each connection's rmcp service loop, its reader and the tasks that write its
+//! messages run on it; a blocking caller polls its own request on its own thread
+//! ([`block`]: a multi-thread runtime lets any number of threads do so at once, its workers
+//! driving the I/O), and a caller that is itself inside an async runtime, where that would
+//! panic, hands the request to a worker and waits for the answer. Two workers let the
+//! service loop of a busy connection and its reader (which parses the server's answers)
+//! run side by side; more would compete with the rest of lwirc for the cores.
 //!
 //! Server processes are spawned from a worker ([`spawn_on_worker`]): on Linux a server is
 //! told to stop when the thread that started it ends (`PR_SET_PDEATHSIG`), and the workers
@@ -40,6 +41,11 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    if tokio::runtime::Handle::try_current().is_err() {
+        // Polled on this thread: one hand-over between threads less per request.
+        return get().block_on(future);
+    }
+    // Inside a runtime (another one's, or on one of ours), where `block_on` would panic.
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     get().spawn(async move {
         let _ = tx.send(future.await);

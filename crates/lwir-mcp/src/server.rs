@@ -298,7 +298,7 @@ impl Server {
             Err(failure) => {
                 let error = describe_start(&spec.name, failure, &wire, &link, &spec.options);
                 runtime::block(async move {
-                    process.close_stdin();
+                    process.close_stdin().await;
                     process.kill_group();
                     process.wait(Duration::from_secs(1)).await;
                 });
@@ -523,7 +523,7 @@ impl Server {
             Link::Stdio(process) => {
                 let process = Arc::clone(process);
                 runtime::block(async move {
-                    process.close_stdin();
+                    process.close_stdin().await;
                     process.wait(grace).await;
                     process.kill_group();
                     process.wait(Duration::from_secs(1)).await;

@@ -13,7 +13,8 @@
 //! pending request may get ([`Wire::read_limit`]). A longer line is read past without being
 //! held, its `id` picked out as it streams by, and the request it answers gets an error in
 //! its place. A line that is not JSON ends the connection with that reason: the protocol
-//! allows nothing else on standard output. A writer task writes what rmcp sends, in batches.
+//! allows nothing else on standard output. What rmcp sends is written by the task it sends
+//! it from (rmcp spawns one per message), one message at a time.
 
 use std::io;
 use std::path::PathBuf;
@@ -52,13 +53,13 @@ pub(crate) struct Process {
     stderr: Arc<Mutex<Tail>>,
     /// True once its standard error reached its end.
     stderr_done: watch::Receiver<bool>,
-    /// Its standard input, while open: the writer task's queue.
+    /// Its standard input, while open.
     stdin: Input,
 }
 
-/// The writer's queue, shared by the transport and the process: dropping the sender ends
-/// the writer, which closes the server's standard input.
-pub(crate) type Input = Arc<Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>>;
+/// The server's standard input, shared by the transport (which writes each message in the
+/// task rmcp sends it from) and the process (which closes it).
+pub(crate) type Input = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -119,9 +120,7 @@ pub(crate) fn spawn(launch: &Launch, wire: Arc<Wire>) -> io::Result<(Process, St
     let (done_tx, stderr_done) = watch::channel(false);
     tokio::spawn(read_stderr(stderr, Arc::clone(&tail), done_tx));
 
-    let (input_tx, input_rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_stdin(stdin, input_rx));
-    let input: Input = Arc::new(Mutex::new(Some(input_tx)));
+    let input: Input = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
 
     let (messages_tx, messages) = mpsc::channel(256);
     tokio::spawn(Reader::new(stdout, Arc::clone(&wire), messages_tx).run());
@@ -165,9 +164,13 @@ impl Process {
         let _ = tokio::time::timeout(limit, done.wait_for(|d| *d)).await;
     }
 
-    /// Closes the server's standard input (once the writer has written what it has).
-    pub(crate) fn close_stdin(&self) {
-        lock(&self.stdin).take();
+    /// Closes the server's standard input. A write that is stuck (a server that reads
+    /// nothing) is not waited for long: killing the server ends it.
+    pub(crate) async fn close_stdin(&self) {
+        let wait = std::time::Duration::from_millis(200);
+        if let Ok(mut stdin) = tokio::time::timeout(wait, self.stdin.lock()).await {
+            stdin.take();
+        }
     }
 
     /// Kills its whole process group: the server and whatever it started that stayed in
@@ -191,27 +194,6 @@ async fn read_stderr(mut pipe: ChildStderr, tail: Arc<Mutex<Tail>>, done: watch:
     let _ = done.send(true);
 }
 
-/// Writes queued messages to the server's standard input, every message queued by then in
-/// one write; closes it when the queue's sender is dropped.
-async fn write_stdin(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
-    let mut batch = Vec::new();
-    while let Some(first) = queue.recv().await {
-        batch.clear();
-        batch.extend_from_slice(&first);
-        while batch.len() < 1 << 20 {
-            match queue.try_recv() {
-                Ok(more) => batch.extend_from_slice(&more),
-                Err(_) => break,
-            }
-        }
-        if stdin.write_all(&batch).await.is_err() || stdin.flush().await.is_err() {
-            // The server closed its input (it exited); the reader sees the end.
-            return;
-        }
-    }
-    let _ = stdin.shutdown().await;
-}
-
 /// The transport rmcp's service runs over.
 pub(crate) struct StdioTransport {
     wire: Arc<Wire>,
@@ -227,18 +209,17 @@ impl Transport<RoleClient> for StdioTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.wire.sending(&item);
-        let result = serde_json::to_vec(&item)
-            .map_err(io::Error::other)
-            .and_then(|mut line| {
-                line.push(b'\n');
-                match &*lock(&self.input) {
-                    Some(queue) => queue
-                        .send(line)
-                        .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe)),
-                    None => Err(io::Error::from(io::ErrorKind::NotConnected)),
-                }
-            });
-        std::future::ready(result)
+        let line = serde_json::to_vec(&item).map_err(io::Error::other);
+        let input = Arc::clone(&self.input);
+        async move {
+            let mut line = line?;
+            line.push(b'\n');
+            let mut stdin = input.lock().await;
+            let pipe = stdin
+                .as_mut()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))?;
+            pipe.write_all(&line).await
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -246,7 +227,7 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        lock(&self.input).take();
+        self.input.lock().await.take();
         Ok(())
     }
 }

@@ -107,3 +107,15 @@ fn a_server_is_shared_by_threads() {
     fn shared<T: Send + Sync>() {}
     shared::<Server>();
 }
+
+#[test]
+fn a_caller_inside_another_runtime_is_served() {
+    let server = unruly(&[]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    // Blocking inside async code is the caller's business; it must not panic here.
+    let answer = runtime
+        .block_on(async { text(&call(&server, "echo", json!({"message": "in"}))).to_owned() });
+    assert_eq!(answer, "Echo: in");
+}
