@@ -175,8 +175,8 @@ fn the_list_is_read_after_it_changed() {
 #[test]
 fn pages_are_followed_and_bounded() {
     let tools = unruly(&["--pages", "4"]).list_tools().unwrap();
-    assert_eq!(tools.len(), 14);
-    assert_eq!(tools[13].name, "spawn");
+    assert_eq!(tools.len(), 16);
+    assert_eq!(tools[15].name, "spawn");
     let error = unruly(&["--cursor-loop"]).list_tools().unwrap_err();
     assert!(error.to_string().contains("never ends"), "{error}");
 }
@@ -187,4 +187,20 @@ fn one_tool_with_a_schema_that_is_no_object_spoils_the_list() {
     // cannot be read as a tool list at all.
     let error = unruly(&["--bool-schema"]).list_tools().unwrap_err();
     assert!(error.to_string().contains("not a tool list"), "{error}");
+}
+
+#[test]
+fn structured_content_reaches_the_caller_unchecked() {
+    // rmcp's client checks nothing against a tool's outputSchema: the caller does.
+    let server = unruly(&[]);
+    let tools = server.list_tools().unwrap();
+    let mismatch = tools.iter().find(|t| t.name == "mismatch").unwrap();
+    assert_eq!(
+        mismatch.output_schema.as_ref().unwrap()["required"],
+        json!(["n"])
+    );
+    let result = call(&server, "mismatch", json!({}));
+    assert_eq!(structured(&result), &json!({"n": "not an integer"}));
+    let result = call(&server, "list", json!({}));
+    assert_eq!(structured(&result), &json!([1, 2]));
 }

@@ -24,6 +24,8 @@ Tools:
   not-rpc           writes a JSON value that is no JSON-RPC message
   bad-shape         answers with a result that is no tool result
   bad-answer        answers with JSON that is no JSON-RPC answer but has the id
+  mismatch          structured content that breaks its own outputSchema
+  list              structured content that is a list (MCP 2025-11-25 wants an object)
   env               structured: the environment it runs with
   spawn             starts `sleep 600` in its process group, answers its pid
 """
@@ -74,12 +76,15 @@ if flag("--banner"):
 TOOLS = [
     {"name": n, "description": f"the {n} tool", "inputSchema": {"type": "object"}}
     for n in ["meta", "echo", "fail", "big", "huge", "slow", "hang", "crash", "garbage",
-              "not-rpc", "bad-shape", "bad-answer", "env", "spawn"]
+              "not-rpc", "bad-shape", "bad-answer", "mismatch", "list", "env", "spawn"]
 ]
-TOOLS[0]["outputSchema"] = {
+next(t for t in TOOLS if t["name"] == "meta")["outputSchema"] = {
     "type": "object",
     "$defs": {"meta": {"type": "object", "title": "Meta"}},
     "properties": {"meta": {"$ref": "#/$defs/meta"}, "arguments": {"type": "object"}},
+}
+next(t for t in TOOLS if t["name"] == "mismatch")["outputSchema"] = {
+    "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
 }
 children = []
 
@@ -124,6 +129,10 @@ def call(id, params):
         answer(id, "a string is no tool result")
     elif name == "bad-answer":
         send({"jsonrpc": "2.0", "id": id, "error": "an error must be an object"})
+    elif name == "mismatch":
+        answer(id, {"content": [], "structuredContent": {"n": "not an integer"}})
+    elif name == "list":
+        answer(id, {"content": [], "structuredContent": [1, 2]})
     elif name == "env":
         answer(id, {"content": [], "structuredContent": dict(os.environ)})
     elif name == "spawn":
