@@ -46,6 +46,15 @@ where
         return get().block_on(future);
     }
     // Inside a runtime (another one's, or on one of ours), where `block_on` would panic.
+    on_worker(future)
+}
+
+/// Runs `future` as a task of the shared runtime and waits for its output.
+fn on_worker<F>(future: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     get().spawn(async move {
         let _ = tx.send(future.await);
@@ -57,12 +66,12 @@ where
     }
 }
 
-/// Runs `f` on a worker of the shared runtime (not a blocking-pool thread, which may end)
-/// and waits for its result.
+/// Runs `f` on a worker of the shared runtime (not on the caller's thread, nor on a
+/// blocking-pool thread: either may end before the process does) and waits for its result.
 pub(crate) fn spawn_on_worker<T, F>(f: F) -> T
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    block(async move { f() })
+    on_worker(async move { f() })
 }

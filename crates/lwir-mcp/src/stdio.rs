@@ -65,7 +65,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Starts the process (on a runtime worker, inside the runtime) and its reader and writer.
+/// Starts the process (on a runtime worker: see [`crate::runtime`]), its reader and the
+/// tasks that wait for it and read its standard error.
 pub(crate) fn spawn(launch: &Launch, wire: Arc<Wire>) -> io::Result<(Process, StdioTransport)> {
     let mut cmd = Command::new(&launch.command[0]);
     cmd.args(&launch.command[1..])

@@ -119,3 +119,15 @@ fn a_caller_inside_another_runtime_is_served() {
         .block_on(async { text(&call(&server, "echo", json!({"message": "in"}))).to_owned() });
     assert_eq!(answer, "Echo: in");
 }
+
+#[test]
+fn a_server_outlives_the_thread_that_started_it() {
+    // On Linux a server is told to stop when the thread that started it ends; that thread
+    // is one of the runtime's, not the caller's.
+    let server = std::thread::spawn(|| unruly(&[])).join().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        text(&call(&server, "echo", json!({"message": "alive"}))),
+        "Echo: alive"
+    );
+}
