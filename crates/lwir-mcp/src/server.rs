@@ -407,8 +407,7 @@ impl Server {
         let mut cursors = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let mut params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            params.meta = None;
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
             let answer = self
                 .request(request, self.options.list_timeout)

@@ -373,6 +373,10 @@ impl Reader {
     /// request may get (asked again when the line passes it: the request it answers was
     /// registered before it was sent).
     async fn read_line(&mut self) -> io::Result<Line> {
+        if self.line.capacity() > 1 << 20 {
+            // Not kept for the connection's life after one large answer.
+            self.line = Vec::new();
+        }
         self.line.clear();
         let mut limit = self.wire.read_limit();
         let mut scan: Option<IdScan> = None;
