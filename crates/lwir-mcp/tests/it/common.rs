@@ -24,7 +24,7 @@ fn engine(var: &str, what: &str) -> Option<String> {
         None => {
             assert!(
                 std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-                "LWIRC_REQUIRE_ENGINES is set but {var} names no {what}"
+                "LWIRC_REQUIRE_ENGINES is set but {var} is not (it names {what})"
             );
             skip_note!("skipped: set {var} to {what} (see .ci/engines.sh)");
             None
