@@ -5,6 +5,8 @@
 #   LWIRC_TEST_OCI        oci+http://127.0.0.1:PORT   a CNCF Distribution registry, no auth
 #   LWIRC_TEST_OCI_DATA   its filesystem storage (the tamper tests change a blob there)
 #   LWIRC_TEST_POSTGRES   postgres://lwir@127.0.0.1:PORT/postgres   a throwaway cluster
+#   LWIRC_TEST_MCP_EVERYTHING  the dist/index.js of @modelcontextprotocol/server-everything
+#   LWIRC_TEST_MCP_TIME   the mcp-server-time program (in its own virtualenv)
 #   LWIRC_REQUIRE_ENGINES 1: a test that would skip for want of an engine fails instead
 #
 # `engines_stop` (run on exit by .ci/run) stops them and removes their data.
@@ -92,5 +94,26 @@ as_pg "$pg_bin/pg_ctl" -D "$engines_dir/pg/data" -w -l "$engines_dir/pg/log" \
     -o "-p $pg_port -h 127.0.0.1 -k $engines_dir/pg -c fsync=off -c max_connections=200" start > /dev/null \
     || { cat "$engines_dir/pg/log"; echo "PostgreSQL did not start"; exit 1; }
 export LWIRC_TEST_POSTGRES="postgres://lwir@127.0.0.1:$pg_port/postgres"
+
+# Real MCP servers nobody here wrote, pinned, for lwir-mcp's tests (they speak stdio; the
+# tests start them).
+install_package nodejs node
+install_package npm npm
+mkdir -p "$engines_dir/mcp"
+npm install --prefix "$engines_dir/mcp" --no-audit --no-fund --loglevel=error \
+    @modelcontextprotocol/server-everything@2026.8.31 > "$engines_dir/mcp/npm.log" 2>&1 \
+    || { cat "$engines_dir/mcp/npm.log"; echo "npm could not install server-everything"; exit 1; }
+# Debian ships venv apart from Python (python3-venv): installed when python3 lacks it.
+python3 -m venv "$engines_dir/mcp/venv" 2> /dev/null || {
+    $as_root apt-get install -y -qq --no-install-recommends python3-venv > /dev/null 2>&1 \
+        || { $as_root apt-get update -qq && $as_root apt-get install -y -qq --no-install-recommends python3-venv > /dev/null; }
+    python3 -m venv "$engines_dir/mcp/venv"
+}
+"$engines_dir/mcp/venv/bin/pip" install -q --disable-pip-version-check mcp-server-time==2026.10.19 \
+    > "$engines_dir/mcp/pip.log" 2>&1 \
+    || { cat "$engines_dir/mcp/pip.log"; echo "pip could not install mcp-server-time"; exit 1; }
+export LWIRC_TEST_MCP_EVERYTHING="$engines_dir/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+export LWIRC_TEST_MCP_TIME="$engines_dir/mcp/venv/bin/mcp-server-time"
+
 export LWIRC_REQUIRE_ENGINES=1
-echo "engines: registry $LWIRC_TEST_OCI, PostgreSQL $LWIRC_TEST_POSTGRES"
+echo "engines: registry $LWIRC_TEST_OCI, PostgreSQL $LWIRC_TEST_POSTGRES, MCP servers in $engines_dir/mcp"
