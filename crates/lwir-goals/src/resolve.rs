@@ -2,7 +2,7 @@
 //! template evaluated (CEL semantics, `lwir_spec::expr::eval`) over `goal.input` and the
 //! recorded outputs of the work it reads.
 
-use lwir_spec::expr::eval::{self, Bindings, Val, format_double};
+use lwir_spec::expr::eval::{self, Bindings, template_text};
 use lwir_spec::expr::{Part, StringValue, parse_string_value};
 
 /// Why an input could not be resolved: where (a JSON Pointer into the input) and what.
@@ -80,27 +80,10 @@ fn string(text: &str, bindings: &Bindings, at: &str) -> Result<serde_json::Value
             for part in &parts {
                 match part {
                     Part::Text(t) => out.push_str(t),
-                    Part::Expr(e) => out.push_str(&scalar_text(&run(e)?).map_err(fail)?),
+                    Part::Expr(e) => out.push_str(&template_text(&run(e)?).map_err(fail)?),
                 }
             }
             Ok(serde_json::Value::String(out))
         }
     }
-}
-
-/// How a scalar is written into a template.
-fn scalar_text(v: &Val) -> Result<String, String> {
-    Ok(match v {
-        Val::Null => "null".to_owned(),
-        Val::Bool(b) => b.to_string(),
-        Val::Int(i) => i.to_string(),
-        Val::Double(d) => format_double(*d),
-        Val::String(s) => s.to_string(),
-        other => {
-            return Err(format!(
-                "a template interpolates {}, which is not a scalar",
-                other.type_name()
-            ));
-        }
-    })
 }
