@@ -12,7 +12,7 @@
 //! it used. Every turn is recorded in the session's `model/turns.jsonl`, the server's
 //! response as received; the API key is sent as a bearer token and written nowhere.
 
-mod http;
+pub mod http;
 pub mod tools;
 
 use std::collections::BTreeMap;
