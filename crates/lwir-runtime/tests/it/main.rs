@@ -1,0 +1,5 @@
+//! The runtime's tests: one binary, one module per subject.
+
+mod common;
+mod log;
+mod semantics;
