@@ -65,11 +65,17 @@ fn bench(n: usize) {
         name: name.into(),
         bytes: serde_json::to_vec(v).unwrap(),
     };
-    let validation = pipeline::compile(source("d.json", &draft), Some(source("w.json", &definition)));
+    let validation = pipeline::compile(
+        source("d.json", &draft),
+        Some(source("w.json", &definition)),
+    );
     assert!(!validation.has_errors());
     let registry = Registry::at(dir.path().join("registry"));
     let version = match registry
-        .register(&Registration::new(&validation, SystemTime::now()).unwrap(), false)
+        .register(
+            &Registration::new(&validation, SystemTime::now()).unwrap(),
+            false,
+        )
         .unwrap()
     {
         Registered::New(e) => e.version.to_string(),
@@ -112,7 +118,11 @@ fn bench(n: usize) {
         )
         .unwrap();
     let run_time = started.elapsed();
-    assert!(matches!(report.status, Status::Succeeded { .. }), "{:?}", report.status);
+    assert!(
+        matches!(report.status, Status::Succeeded { .. }),
+        "{:?}",
+        report.status
+    );
     let run = report.run.clone().unwrap();
 
     // A copy of the log cut before its last 1% of events, resumed.
@@ -143,7 +153,11 @@ fn bench(n: usize) {
         )
         .unwrap();
     let resume_time = started.elapsed();
-    assert!(matches!(resumed.status, Status::Succeeded { .. }), "{:?}", resumed.status);
+    assert!(
+        matches!(resumed.status, Status::Succeeded { .. }),
+        "{:?}",
+        resumed.status
+    );
 
     let started = Instant::now();
     let replay = runtime.replay(&run).unwrap();

@@ -637,3 +637,187 @@ fn drift_fails_or_pauses_and_is_accepted() {
     assert!(log.contains("\"event\":\"run.paused\""));
     assert!(log.contains("\"accept_drift\":true") && log.contains("\"by\":\"ops\""));
 }
+
+/// What the fake model server was sent: the `Authorization` header and the body of each
+/// request.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+/// A fake OpenAI-compatible server: answers 400 to `json_schema`, then the answer; what
+/// it was sent.
+fn model_server() -> (String, Seen) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut bytes = Vec::new();
+            let mut buf = [0u8; 4096];
+            let (head, body) = loop {
+                let n = stream.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break (String::new(), Vec::new());
+                }
+                bytes.extend_from_slice(&buf[..n]);
+                if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&bytes[..end]).to_string();
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    let mut body = bytes[end + 4..].to_vec();
+                    while body.len() < length {
+                        let n = stream.read(&mut buf).unwrap_or(0);
+                        if n == 0 {
+                            break;
+                        }
+                        body.extend_from_slice(&buf[..n]);
+                    }
+                    break (head, body);
+                }
+            };
+            let auth = head
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("Authorization: ")
+                        .or_else(|| l.strip_prefix("authorization: "))
+                })
+                .unwrap_or_default()
+                .to_owned();
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let schema_mode = request["response_format"]["type"] == "json_schema";
+            log.lock().unwrap().push((auth, request));
+            let (status, answer) = if schema_mode {
+                (
+                    "400 Bad Request",
+                    json!({"error": {"message": "response_format json_schema is not supported"}}),
+                )
+            } else {
+                (
+                    "200 OK",
+                    json!({"choices": [{"message": {"role": "assistant", "content": "{\"label\": \"bug\"}"}}],
+                                  "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}}),
+                )
+            };
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+/// A slot bound to an OpenAI-compatible server: the key from its variable as a bearer
+/// token, the output schema as `response_format`, a weaker format when the server refuses
+/// it; the usage summed in the run's end.
+#[test]
+fn a_model_server_is_asked_with_a_fallback_ladder() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = definition(&[]);
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [{"id": "m", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
+                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}],
+                "output": "${ steps.m.output }"}),
+        &def,
+    );
+    let (url, seen) = model_server();
+    let b = bindings(
+        dir.path(),
+        &[],
+        json!({"fast": {"url": url, "api_key_env": "TEST_MODEL_KEY"}}),
+    );
+    let input = write_json(dir.path(), "input.json", &json!({"title": "it crashes"}));
+    let out = command(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    )
+    .env("TEST_MODEL_KEY", "sk-test")
+    .output()
+    .unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), r#"{"label":"bug"}"#);
+    assert!(!stderr(&out).contains("sk-test"));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].0, "Bearer sk-test");
+    assert_eq!(seen[0].1["model"], "acme/small");
+    assert_eq!(seen[0].1["messages"][0]["content"], "Label it crashes");
+    assert_eq!(
+        seen[0].1["response_format"]["json_schema"]["schema"]["required"],
+        json!(["label"])
+    );
+    assert_eq!(seen[1].1["response_format"], json!({"type": "json_object"}));
+    let run = run_id(&stderr(&out));
+    let log = std::fs::read_to_string(
+        dir.path()
+            .join(".lwir/runs")
+            .join(&run)
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    assert!(!log.contains("sk-test"), "the key reached the log");
+    assert!(log.contains(r#""mode":"json_object""#));
+    assert!(
+        log.contains(r#""usage":{"completion_tokens":5,"prompt_tokens":11,"total_tokens":16}"#)
+    );
+}
+
+/// What this build cannot do fails closed, naming the missing piece: a tool bound to an MCP
+/// server (nothing runs: its surface cannot be listed), a `code.run` step (the sandbox).
+#[test]
+fn mcp_tools_and_code_run_are_not_available_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = definition(&[("t", json!({}))]);
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w", "steps": [{"id": "t", "kind": "tool.call", "tool": "t"}]}),
+        &def,
+    );
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let b = write_json(
+        dir.path(),
+        "mcp.json",
+        &json!({"bindings": "lwir.bindings/1", "servers": {"s": {"command": ["true"]}},
+                "tools": {"t": {"server": "s", "name": "echo"}}}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("LW1108") && err.contains("MCP") && err.contains("not available"),
+        "{err}"
+    );
+    assert!(!dir.path().join(".lwir/runs").exists());
+
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w", "steps": [{"id": "c", "kind": "code.run", "language": "python",
+                 "body": "print(1)", "output": {"type": "integer"}}]}),
+        &def,
+    );
+    let b = bindings(dir.path(), &[], json!({}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `c`: LW1108") && err.contains("sandbox"),
+        "{err}"
+    );
+}

@@ -2,4 +2,5 @@
 
 mod common;
 mod log;
+mod records;
 mod semantics;
