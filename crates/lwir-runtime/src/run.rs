@@ -309,8 +309,10 @@ impl<'r, S: Storage> Runtime<'r, S> {
         if !findings.is_empty() {
             return Ok(refused(true, findings));
         }
+        // One set of effects for the whole run (servers started once, shut down at its end).
+        let effects = effects_for(new.bindings);
         let (surface, drift) =
-            match self.surface(&loaded, new.bindings, new.bindings_document, effects_for) {
+            match self.surface(&loaded, new.bindings, new.bindings_document, &*effects) {
                 Ok(found) => found,
                 Err(findings) => return Ok(refused(false, findings)),
             };
@@ -360,7 +362,6 @@ impl<'r, S: Storage> Runtime<'r, S> {
                 },
             });
         }
-        let effects = effects_for(new.bindings);
         let oracle = Oracle::new(Mode::Live, Recorded::default(), Some(writer));
         walk(
             &run,
@@ -383,7 +384,7 @@ impl<'r, S: Storage> Runtime<'r, S> {
         loaded: &Loaded,
         bindings: &Bindings,
         document: Option<&SpannedDocument>,
-        effects_for: EffectsFor<'_>,
+        effects: &dyn Effects,
     ) -> Result<(crate::effects::Surface, Vec<Finding>), Vec<Finding>> {
         let tools: Vec<&str> = loaded.program.tools.iter().map(String::as_str).collect();
         let slots: Vec<&str> = loaded.program.slots.iter().map(String::as_str).collect();
@@ -391,7 +392,6 @@ impl<'r, S: Storage> Runtime<'r, S> {
         if !unbound.is_empty() {
             return Err(unbound);
         }
-        let effects = effects_for(bindings);
         let surface = effects.surface(&tools, &slots).map_err(|e| {
             let span = document.map(|d| d.root().span).unwrap_or_default();
             vec![Finding::new(e.code, "/tools", span, e.message)]
@@ -454,7 +454,8 @@ impl<'r, S: Storage> Runtime<'r, S> {
                 false,
             ),
         };
-        let (surface, drift) = match self.surface(&loaded, &bindings, document, effects_for) {
+        let effects = effects_for(&bindings);
+        let (surface, drift) = match self.surface(&loaded, &bindings, document, &*effects) {
             Ok(found) => found,
             Err(findings) => {
                 return Ok(refused(false, findings)).map(|r| Report {
@@ -483,7 +484,6 @@ impl<'r, S: Storage> Runtime<'r, S> {
         });
         observer.event(&resumed, true);
         writer.append(resumed);
-        let effects = effects_for(&bindings);
         let recorded = Recorded::of(&numbered(&logged));
         let mode = if retry { Mode::Retry } else { Mode::Resume };
         let oracle = Oracle::new(mode, recorded, Some(writer));

@@ -131,10 +131,12 @@ enum Kind {
     Model(Box<steps::ModelRun>),
     Code(steps::CodeRunState),
     Map(steps::MapRun),
-    Branch,
-    Loop(steps::LoopRun),
-    /// A leaf whose effect cannot be had (replay of a run that did not end).
-    Stalled,
+    /// A branch or loop, waiting for the frame it started (or a reduce, which ends at
+    /// once).
+    Body,
+    /// A leaf waiting for what it does next (or, in replay of a run that did not end, for
+    /// an effect the log does not have).
+    Idle,
 }
 
 struct Frame<'p> {
@@ -500,7 +502,12 @@ impl<'p> Exec<'p, '_> {
 
     /// Starts step `i` of frame `fid`, whose dependencies have finished.
     fn start_step(&mut self, fid: FrameId, i: usize) {
-        if self.frames[fid].is_none() || !matches!(self.frame(fid).state[i], State::Waiting) {
+        // A queued entry may outlive its frame, whose slot a new frame took: only a step
+        // that waits for nothing starts.
+        if self.frames[fid].is_none()
+            || !matches!(self.frame(fid).state[i], State::Waiting)
+            || self.frame(fid).waiting_on[i] != 0
+        {
             return;
         }
         let f = self.frame(fid);

@@ -79,11 +79,6 @@ pub(super) struct MapRun {
     abandoned: usize,
 }
 
-/// A `loop` in progress.
-pub(super) struct LoopRun {
-    iteration: u32,
-}
-
 fn text_of(v: &Val) -> String {
     match v {
         Val::String(s) => s.to_string(),
@@ -189,7 +184,7 @@ impl<'p> Exec<'p, '_> {
             }
             _ => {
                 if let Some(r) = self.running(fid, i) {
-                    r.kind = Kind::Stalled;
+                    r.kind = Kind::Idle;
                 }
             }
         }
@@ -201,7 +196,7 @@ impl<'p> Exec<'p, '_> {
     pub(super) fn start_leaf(&mut self, fid: FrameId, i: usize, a: Attempt) {
         self.frame_mut(fid).state[i] = State::Running(Box::new(Running {
             attempt: a,
-            kind: Kind::Stalled,
+            kind: Kind::Idle,
             slot: true,
         }));
         let step = &self.frame(fid).steps[i];
@@ -820,7 +815,7 @@ impl<'p> Exec<'p, '_> {
     pub(super) fn start_compound(&mut self, fid: FrameId, i: usize, a: Attempt) {
         self.frame_mut(fid).state[i] = State::Running(Box::new(Running {
             attempt: a,
-            kind: Kind::Branch,
+            kind: Kind::Body,
             slot: false,
         }));
         let step = &self.frame(fid).steps[i];
@@ -946,9 +941,6 @@ impl<'p> Exec<'p, '_> {
                 self.emit(RunEvent::StepStarted(started));
                 if matches!(self.end, Some(End::Differs(_))) {
                     return;
-                }
-                if let Some(r) = self.running(fid, i) {
-                    r.kind = Kind::Loop(LoopRun { iteration: 1 });
                 }
                 let prefix = format!("{}#1/", self.path(fid, i));
                 self.new_frame(
@@ -1139,13 +1131,6 @@ impl<'p> Exec<'p, '_> {
         }
         if self.stopping || self.end.is_some() || self.frame(fid).doomed {
             return self.abandon(fid, i);
-        }
-        if let Some(Running {
-            kind: Kind::Loop(l),
-            ..
-        }) = self.running(fid, i)
-        {
-            l.iteration = n + 1;
         }
         self.new_frame(
             Some((fid, i)),
