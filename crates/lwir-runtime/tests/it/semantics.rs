@@ -605,3 +605,69 @@ fn code_runs_through_its_effect() {
     assert_eq!(code, "LW1106");
     assert!(error.contains("boom"), "{error}");
 }
+
+/// `retry` on a map runs its body again: the failed item's step gets a new attempt, the
+/// items that succeeded keep their results.
+#[test]
+fn a_map_retry_runs_only_its_failed_items_again() {
+    let v_out =
+        json!({"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]});
+    let def = definition(json!({"flaky": tool(v_out)}), obj(), json!({}));
+    let v = Version::new(
+        json!({
+            "steps": [
+                {"id": "each", "kind": "map", "over": "${ [1, 2, 3, 4] }", "as": "x", "retry": {"max_attempts": 2},
+                 "steps": [{"id": "f", "kind": "tool.call", "tool": "flaky", "args": {"x": "${ x }"}}],
+                 "result": "${ steps.f.output.v }"}
+            ],
+            "output": "${ steps.each.output }"
+        }),
+        &def,
+    );
+    let failed_once = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&failed_once);
+    let fake = Arc::new(Fake::new().tool("flaky", move |call| {
+        let x = call.args["x"].as_i64().unwrap();
+        if x == 3 && c.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(EffectError::new(Code::ToolCallFailed, "once"));
+        }
+        Ok(lwir_runtime::effects::ToolAnswer {
+            value: lwir_runtime::effects::ToolValue::Json(json!({"v": x * 10})),
+            is_error: false,
+        })
+    }));
+    let report = v.run_with(json!({}), &fake, 1, &crate::common::Events::default());
+    assert_eq!(output(&report), json!([10, 20, 30, 40]));
+    let events = v.events(report.run.as_deref().unwrap());
+    let starts: Vec<(String, u64)> = events
+        .iter()
+        .filter(|(n, _)| n == "step.started")
+        .map(|(_, d)| {
+            (
+                d["step"].as_str().unwrap().to_owned(),
+                d["attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // With one slot, items 1 and 2 succeeded before 3 failed; 4 never started in attempt 1.
+    assert_eq!(
+        starts,
+        [
+            ("each".to_owned(), 1),
+            ("each[0]/f".to_owned(), 1),
+            ("each[1]/f".to_owned(), 1),
+            ("each[2]/f".to_owned(), 1),
+            ("each".to_owned(), 2),
+            ("each[2]/f".to_owned(), 2),
+            ("each[3]/f".to_owned(), 1),
+        ]
+    );
+    assert_eq!(fake.tool_calls("flaky"), 5);
+    assert_eq!(
+        v.runtime()
+            .replay(report.run.as_deref().unwrap())
+            .unwrap()
+            .difference,
+        None
+    );
+}
