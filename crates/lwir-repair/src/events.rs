@@ -916,7 +916,7 @@ mod tests {
         assert!(log.append_batch(Vec::new()).unwrap().is_empty());
         let path = log.path().to_path_buf();
         drop(log);
-        let (mut log, events) = resume_when_free(dir.path()).unwrap();
+        let (log, events) = resume_when_free(dir.path()).unwrap();
         assert_eq!(events.len(), 2);
         drop(log);
         let (mut log, _) = EventLog::resume_chained(dir.path()).unwrap();

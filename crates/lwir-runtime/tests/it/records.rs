@@ -31,7 +31,9 @@ fn an_old_record_runs_with_the_definition_it_was_compiled_against() {
     };
     let validation = pipeline::compile(source(&draft), Some(source(&def)));
     let mut registration = Registration::new(&validation, SystemTime::now()).unwrap();
-    assert!(registration.record.tools.is_some());
+    let kept = registration.record.tools.as_ref().expect("a new record keeps the schemas");
+    assert_eq!(kept["t"].output, def["tools"]["t"]["output"]);
+    assert_eq!(kept["t"].description, json!("t"));
     registration.record.tools = None;
     registration.record.interface = None;
     let dir = tempfile::tempdir().unwrap();
