@@ -116,11 +116,6 @@ fn check_with(compiled: &Compiled, value: &Value) -> Result<(), SchemaMismatch> 
     })
 }
 
-/// Checks `value` against `schema` once (no cache): for the run input and tests.
-pub fn check_once(schema: &Value, value: &Value) -> Result<(), SchemaMismatch> {
-    check_with(&compile(schema), value)
-}
-
 /// Every place `value` does not fit `schema` (at most 100), for findings.
 pub fn mismatches(schema: &Value, value: &Value) -> Vec<SchemaMismatch> {
     let validator = match compile(schema) {
