@@ -250,10 +250,15 @@ fn every_code_is_covered() {
         // repair loop (`lwirc repair`/`compile`), covered by the compiler's repair tests.
         // Goal codes are about goal files and replan proposals: `crates/lwir-goals/tests/corpus/`
         // has their fixtures, checked the same way by `crates/lwir-goals/tests/corpus.rs`. Runner
-        // codes are about runner processes, covered by the goals' run tests.
+        // codes are about runner processes, covered by the goals' run tests. Runtime codes
+        // are about running a version, covered by `crates/lwir-runtime/tests/`.
         if matches!(
             code.validator(),
-            Validator::Drift | Validator::Planner | Validator::Goal | Validator::Runner
+            Validator::Drift
+                | Validator::Planner
+                | Validator::Goal
+                | Validator::Runner
+                | Validator::Runtime
         ) {
             continue;
         }

@@ -7,7 +7,7 @@
 //! of shared values is not copied out past it (LW1020).
 
 use lwir_spec::Code;
-use lwir_spec::expr::eval::{self, Bindings, Val, format_double};
+use lwir_spec::expr::eval::{self, Bindings, Val, format_double, template_text};
 use lwir_spec::expr::{Part, StringValue, parse_string_value};
 
 /// Why an input could not be resolved: where (a JSON Pointer into the input) and what.
@@ -158,7 +158,7 @@ fn string(
                     Part::Text(t) => std::borrow::Cow::Borrowed(t.as_str()),
                     Part::Expr(e) => {
                         value = run(e)?;
-                        scalar_text(&value).map_err(fail)?
+                        std::borrow::Cow::Owned(template_text(&value).map_err(fail)?)
                     }
                 };
                 // Taken before the text is copied in: the template stops growing at the bound.
@@ -234,24 +234,6 @@ fn json_string_len(s: &str) -> usize {
             _ => 1,
         })
         .sum()
-}
-
-/// How a scalar is written into a template.
-fn scalar_text(v: &Val) -> Result<std::borrow::Cow<'_, str>, String> {
-    use std::borrow::Cow;
-    Ok(match v {
-        Val::Null => Cow::Borrowed("null"),
-        Val::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
-        Val::Int(i) => Cow::Owned(i.to_string()),
-        Val::Double(d) => Cow::Owned(format_double(*d)),
-        Val::String(s) => Cow::Borrowed(s),
-        other => {
-            return Err(format!(
-                "a template interpolates {}, which is not a scalar",
-                other.type_name()
-            ));
-        }
-    })
 }
 
 #[cfg(test)]

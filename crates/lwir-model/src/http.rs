@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use lwir_repair::harness::FailureKind;
 
-/// The most bytes read from one server response.
-pub(crate) const MAX_RESPONSE: u64 = 16 * 1024 * 1024;
+/// The most bytes read from one server response (a larger one is refused, kind
+/// `TooLarge`).
+pub const MAX_RESPONSE: u64 = 16 * 1024 * 1024;
 
 /// How many times a 429 or 5xx is tried again.
 const RETRIES: u32 = 4;
@@ -18,26 +19,28 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A server that answered.
 #[derive(Debug)]
-pub(crate) struct Answered {
+pub struct Answered {
     /// The HTTP status.
-    pub(crate) status: u16,
+    pub status: u16,
     /// The body.
-    pub(crate) body: Vec<u8>,
+    pub body: Vec<u8>,
     /// How many tries it took.
-    pub(crate) tries: u32,
+    pub tries: u32,
     /// Where a redirect (3xx) points, which is not followed.
-    pub(crate) location: Option<String>,
+    pub location: Option<String>,
 }
 
 /// A request that got no usable answer.
 #[derive(Debug)]
-pub(crate) struct Unanswered {
-    pub(crate) kind: FailureKind,
-    pub(crate) message: String,
+pub struct Unanswered {
+    /// How it failed, as a planner call's failure is classified.
+    pub kind: FailureKind,
+    /// What happened, naming the server (never the key).
+    pub message: String,
 }
 
 /// The client of one server.
-pub(crate) struct Client {
+pub struct Client {
     agent: ureq::Agent,
     url: String,
     /// `url` as messages show it.
@@ -52,7 +55,7 @@ impl Client {
     /// planner calls of at most `timeout` each. The key is registered with
     /// [`lwir_spec::redact`], so that no message, log entry or file lwirc writes can carry
     /// it, whatever a server echoes.
-    pub(crate) fn new(base: &str, key: Option<String>, timeout: Duration) -> Self {
+    pub fn new(base: &str, key: Option<String>, timeout: Duration) -> Self {
         if let Some(key) = &key {
             lwir_spec::redact::register_token(key);
         }
@@ -75,14 +78,14 @@ impl Client {
     }
 
     /// The endpoint, for messages: redacted of any credentials in it.
-    pub(crate) fn shown_url(&self) -> &str {
+    pub fn shown_url(&self) -> &str {
         &self.shown
     }
 
     /// Posts `body`; a 2xx or 4xx answer (other than 429) is returned as it is, a 429 or
     /// 5xx is tried again after a pause (the server's `Retry-After` when it gives one)
     /// while `deadline` allows.
-    pub(crate) fn post(&self, body: &[u8], deadline: Instant) -> Result<Answered, Unanswered> {
+    pub fn post(&self, body: &[u8], deadline: Instant) -> Result<Answered, Unanswered> {
         let mut pause = Duration::from_millis(250);
         let mut tries = 0;
         loop {

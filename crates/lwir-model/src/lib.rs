@@ -13,7 +13,7 @@
 //! response as received but for its secrets ([`lwir_spec::redact`]); the API key is sent as
 //! a bearer token and written nowhere, not even where a server quotes it back.
 
-mod http;
+pub mod http;
 pub mod tools;
 
 use std::collections::BTreeMap;

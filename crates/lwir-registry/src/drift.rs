@@ -54,6 +54,12 @@ pub fn findings(pinned: &Snapshot, version: &str, definition: &SpannedDocument) 
     found
 }
 
+/// The drift code of a change (LW701–LW712): what `lwirc drift` reports it as, and what a
+/// run reports when the live surface differs from the version's snapshot.
+pub fn code_of(change: &Change) -> Code {
+    code_and_path(change).0
+}
+
 /// The code of a change and the path (pointer tokens) of what changed in the definition.
 fn code_and_path(change: &Change) -> (Code, Vec<&str>) {
     match change {

@@ -45,7 +45,9 @@ use serde::{Deserialize, Serialize};
 pub use directory::Directory;
 pub use oci::{Oci, OciUrl};
 
-use crate::snapshot::{Change, Interface, ModelSlotSnapshot, Snapshot, ToolSnapshot, compare};
+use crate::snapshot::{
+    Change, Interface, ModelSlotSnapshot, Snapshot, ToolSchemas, ToolSnapshot, compare,
+};
 
 /// The format tag of a registration record.
 pub const RECORD_FORMAT: &str = "lwir.registration/1";
@@ -112,6 +114,12 @@ pub struct Record {
     /// before lwirc kept them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<Interface>,
+    /// The referenced tools' `description`, `input` and `output`, whole, by tool id, so
+    /// that what runs the version can check the values flowing into and out of each tool
+    /// (absent in records written before lwirc kept them: [`ToolSchemas::of_pinned`]
+    /// takes them from the definition the version was compiled against).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<BTreeMap<String, ToolSchemas>>,
     /// The validation result: `summary` and `findings` (its warnings) in the shape of the
     /// JSON report of `lwirc validate`.
     pub validation: serde_json::Value,
@@ -178,6 +186,11 @@ impl Registration {
         let draft = Draft::new(draft_doc.root());
         let definition = Definition::new(definition_doc.root());
         let snapshot = Snapshot::of_draft(&definition, &draft);
+        let tools = snapshot
+            .tools
+            .iter()
+            .filter_map(|t| Some((t.id.clone(), ToolSchemas::of(definition.tool(&t.id)?))))
+            .collect();
         let lwir = canonical_bytes(draft_doc.root());
         let report = lwir_render::json::value(validation);
         let record = Record {
@@ -193,6 +206,7 @@ impl Registration {
             capability_snapshot: snapshot.tools,
             model_snapshot: snapshot.model_slots,
             interface: snapshot.interface,
+            tools: Some(tools),
             supersedes: None,
             validation: serde_json::json!({
                 "summary": report["summary"],

@@ -56,6 +56,55 @@ impl Interface {
     }
 }
 
+/// A referenced tool's definition, whole: what a run checks the values flowing into and
+/// out of the tool against (the snapshot pins only their hashes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSchemas {
+    /// Its `description` (`null` when it has none).
+    pub description: serde_json::Value,
+    /// Its `input` schema (`null` when it has none).
+    pub input: serde_json::Value,
+    /// Its `output` schema (`null` when it has none).
+    pub output: serde_json::Value,
+}
+
+impl ToolSchemas {
+    /// The schemas of the tools `snapshot` pins, taken from `definition`: each must hash as
+    /// pinned. A record written before lwirc kept the schemas is read with the definition
+    /// it was compiled against this way; a tool the definition lacks or that changed is
+    /// refused, named.
+    pub fn of_pinned(
+        snapshot: &Snapshot,
+        definition: &Definition<'_>,
+    ) -> Result<std::collections::BTreeMap<String, ToolSchemas>, String> {
+        let current = snapshot.current(definition);
+        let mut out = std::collections::BTreeMap::new();
+        for pinned in &snapshot.tools {
+            let Some(tool) = definition.tool(&pinned.id) else {
+                return Err(format!("tool `{}` is not in the definition", pinned.id));
+            };
+            if current.tool(&pinned.id) != Some(pinned) {
+                return Err(format!(
+                    "tool `{}` differs from the one the version was registered against",
+                    pinned.id
+                ));
+            }
+            out.insert(pinned.id.clone(), Self::of(tool));
+        }
+        Ok(out)
+    }
+
+    /// The schemas of `tool`.
+    pub fn of(tool: &lwir_spec::ir::Tool<'_>) -> Self {
+        let json = |node: Option<&Node>| node.map_or(serde_json::Value::Null, Node::to_json);
+        Self {
+            description: json(tool.node.get("description")),
+            input: json(tool.input()),
+            output: json(tool.output()),
+        }
+    }
+}
+
 /// A tool as a version depends on it. Each hash is `sha256:<hex>` over the RFC 8785 form of
 /// the part, `null` when the tool lacks it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

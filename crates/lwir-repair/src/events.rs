@@ -91,6 +91,9 @@ pub struct EventLog {
     /// Set when a write or sync failed: the end of the file is then uncertain and further
     /// appends are refused so that at most the last line can be torn.
     failed: bool,
+    /// For a chained log ([`EventLog::create_chained`]): the chain of the last line (`""`
+    /// before the first), which the next line's chain continues.
+    chain: Option<String>,
 }
 
 impl EventLog {
@@ -100,6 +103,17 @@ impl EventLog {
     /// never started twice in one directory. The file is created with `create_new`, and both it
     /// and the directory are synced so that the empty log survives a crash.
     pub fn create(dir: &Path) -> Result<Self, LogError> {
+        Self::create_with(dir, None)
+    }
+
+    /// [`EventLog::create`] for a log whose every line carries its chain hash
+    /// ([`chain_of`]), as a run's log does: a line changed after it was written is found by
+    /// every read.
+    pub fn create_chained(dir: &Path) -> Result<Self, LogError> {
+        Self::create_with(dir, Some(String::new()))
+    }
+
+    fn create_with(dir: &Path, chain: Option<String>) -> Result<Self, LogError> {
         let path = dir.join(LOG_FILE);
         crate::files::create_dirs(dir).map_err(|source| LogError::Io {
             path: dir.to_path_buf(),
@@ -140,6 +154,7 @@ impl EventLog {
             next_seq: 1,
             len: 0,
             failed: false,
+            chain,
         })
     }
 
@@ -152,6 +167,17 @@ impl EventLog {
     /// (another process) owns the session; [`LogError::Damaged`] when a complete line is not a
     /// valid next event. In both last cases the file is not changed.
     pub fn resume(dir: &Path) -> Result<(Self, Vec<Event>), LogError> {
+        Self::resume_with(dir, false)
+    }
+
+    /// [`EventLog::resume`] for a chained log ([`EventLog::create_chained`]): every line
+    /// must carry its chain ([`LogError::Damaged`] naming the first that does not), and the
+    /// lines appended continue it.
+    pub fn resume_chained(dir: &Path) -> Result<(Self, Vec<Event>), LogError> {
+        Self::resume_with(dir, true)
+    }
+
+    fn resume_with(dir: &Path, chained: bool) -> Result<(Self, Vec<Event>), LogError> {
         let path = dir.join(LOG_FILE);
         let io_err = |source| LogError::Io {
             path: path.clone(),
@@ -172,7 +198,19 @@ impl EventLog {
         lock(&file, &path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io_err)?;
-        let (events, committed) = parse(&path, &bytes)?;
+        let (events, committed, last_chain) = parse(&path, &bytes)?;
+        let chain = if chained {
+            if !events.is_empty() && last_chain.is_none() {
+                return Err(LogError::Damaged {
+                    path,
+                    line: 1,
+                    reason: "it has no chain hash, and every line of this log must".into(),
+                });
+            }
+            Some(last_chain.unwrap_or_default())
+        } else {
+            None
+        };
         if committed < bytes.len() {
             // `usize` always fits in `u64` on supported targets.
             file.set_len(committed as u64).map_err(io_err)?;
@@ -186,6 +224,7 @@ impl EventLog {
                 next_seq,
                 len: committed as u64,
                 failed: false,
+                chain,
             },
             events,
         ))
@@ -200,15 +239,47 @@ impl EventLog {
     /// without writing, when the file no longer ends where the last append left it (something
     /// else wrote to it): [`LogError::Changed`].
     pub fn append(&mut self, event: &str, data: serde_json::Value) -> Result<Event, LogError> {
-        let record = Event {
-            seq: self.next_seq,
-            time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
-            event: event.to_owned(),
-            data,
-        };
-        // Checked, and what is written must read back on resume (serde_json stops at 128
-        // levels).
-        let line = encode(&record)?;
+        let mut written = self.append_batch(vec![(event.to_owned(), data)])?;
+        // One event in, one out.
+        Ok(written.remove(0))
+    }
+
+    /// Appends `events` in order, each with the next seq and the current time, as one
+    /// `write_all` of all their lines and one `sync_data` for the batch (a group commit:
+    /// the events of one batch become durable together). As [`EventLog::append`] otherwise:
+    /// an invalid event refuses the whole batch before anything is written, and after a
+    /// crash at most the last line is torn, so the log holds a prefix of the batch.
+    pub fn append_batch(
+        &mut self,
+        events: Vec<(String, serde_json::Value)>,
+    ) -> Result<Vec<Event>, LogError> {
+        let time = lwir_spec::time::rfc3339_millis(SystemTime::now());
+        let mut records = Vec::with_capacity(events.len());
+        let mut bytes = Vec::new();
+        let mut chain = self.chain.clone();
+        for (i, (event, data)) in events.into_iter().enumerate() {
+            let record = Event {
+                seq: self.next_seq + i as u64,
+                time: time.clone(),
+                event,
+                data,
+            };
+            // Checked, and what is written must read back on resume (serde_json stops at
+            // 128 levels).
+            let line = match &mut chain {
+                Some(previous) => {
+                    let (line, next) = encode_chained(&record, previous)?;
+                    *previous = next;
+                    line
+                }
+                None => encode(&record)?,
+            };
+            bytes.extend_from_slice(&line);
+            records.push(record);
+        }
+        if records.is_empty() {
+            return Ok(records);
+        }
         if self.failed {
             return Err(LogError::Io {
                 path: self.path.clone(),
@@ -236,7 +307,7 @@ impl EventLog {
         }
         if let Err(source) = self
             .file
-            .write_all(&line)
+            .write_all(&bytes)
             .and_then(|()| self.file.sync_data())
         {
             self.failed = true;
@@ -245,9 +316,10 @@ impl EventLog {
                 source,
             });
         }
-        self.next_seq += 1;
-        self.len += line.len() as u64;
-        Ok(record)
+        self.next_seq += records.len() as u64;
+        self.len += bytes.len() as u64;
+        self.chain = chain;
+        Ok(records)
     }
 
     /// The log file's path.
@@ -363,7 +435,7 @@ fn append_shared_at(
         data,
     };
     let line = if chained {
-        encode_chained(&record, &previous.unwrap_or_default())?
+        encode_chained(&record, &previous.unwrap_or_default())?.0
     } else {
         encode(&record)?
     };
@@ -373,8 +445,9 @@ fn append_shared_at(
     Ok(record)
 }
 
-/// [`encode`], with the event's chain after the line whose chain was `previous`.
-fn encode_chained(record: &Event, previous: &str) -> Result<Vec<u8>, LogError> {
+/// [`encode`], with the event's chain after the line whose chain was `previous`; and that
+/// chain.
+fn encode_chained(record: &Event, previous: &str) -> Result<(Vec<u8>, String), LogError> {
     encode(record)?;
     let chain = chain_of(previous, record);
     let mut line = serde_json::to_vec(&Chained {
@@ -385,7 +458,7 @@ fn encode_chained(record: &Event, previous: &str) -> Result<Vec<u8>, LogError> {
         reason: format!("event `{}` cannot be serialised: {e}", record.event),
     })?;
     line.push(b'\n');
-    Ok(line)
+    Ok((line, chain))
 }
 
 /// One event as its log line: checked (a non-empty kind, an object for data), compact JSON
@@ -485,7 +558,34 @@ pub fn in_use(dir: &Path) -> Result<bool, LogError> {
 /// [`LogError::Missing`] when there is no file at `path`; [`LogError::Damaged`] when a complete
 /// line is not a valid next event.
 pub fn read(path: &Path) -> Result<Vec<Event>, LogError> {
-    let bytes = std::fs::read(path).map_err(|source| {
+    let bytes = read_bytes(path)?;
+    parse(path, &bytes).map(|(events, _, _)| events)
+}
+
+/// [`read`] for a chained log ([`EventLog::create_chained`]): every line must carry its
+/// chain hash, and every chain must match ([`LogError::Damaged`] naming the first line that
+/// does not).
+pub fn read_chained(path: &Path) -> Result<Vec<Event>, LogError> {
+    let bytes = read_bytes(path)?;
+    let (events, _, _) = parse(path, &bytes)?;
+    // Once a line has a chain every later one must (`parse`), so the first line decides.
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let chained = serde_json::from_slice::<ChainOf>(first)
+        .ok()
+        .and_then(|c| c.chain)
+        .is_some();
+    if !events.is_empty() && !chained {
+        return Err(LogError::Damaged {
+            path: path.to_path_buf(),
+            line: 1,
+            reason: "it has no chain hash, and every line of this log must".into(),
+        });
+    }
+    Ok(events)
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
+    std::fs::read(path).map_err(|source| {
         if source.kind() == io::ErrorKind::NotFound {
             LogError::Missing {
                 path: path.to_path_buf(),
@@ -496,13 +596,13 @@ pub fn read(path: &Path) -> Result<Vec<Event>, LogError> {
                 source,
             }
         }
-    })?;
-    parse(path, &bytes).map(|(events, _)| events)
+    })
 }
 
-/// Parses and checks the log's bytes. Returns the committed events and the length of the
-/// committed prefix (up to and including the last `\n`); anything after it is a torn write.
-fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, usize), LogError> {
+/// Parses and checks the log's bytes. Returns the committed events, the length of the
+/// committed prefix (up to and including the last `\n`; anything after it is a torn
+/// write) and the chain of the last line, when the lines are chained.
+fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, usize, Option<String>), LogError> {
     let mut events: Vec<Event> = Vec::new();
     let mut start = 0;
     // The chain of the last chained line; once a line has one, every later line must.
@@ -541,7 +641,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<Event>, usize), LogError> {
         events.push(event);
         start = end + 1;
     }
-    Ok((events, start))
+    Ok((events, start, chain))
 }
 
 /// Checks one complete line (without its `\n`) as the event with seq `expected`.
@@ -798,6 +898,53 @@ mod tests {
         log.append("b", json!({})).unwrap();
         let events = read(log.path()).unwrap();
         assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    /// A chained log: a batch is one write and one sync, every line carries its chain,
+    /// resume continues the chain, and a line changed after it was written is found.
+    #[test]
+    fn chained_batches_resume_and_find_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create_chained(dir.path()).unwrap();
+        let batch = log
+            .append_batch(vec![
+                ("a".into(), json!({"i": 1})),
+                ("b".into(), json!({"i": 2})),
+            ])
+            .unwrap();
+        assert_eq!(batch.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+        assert!(log.append_batch(Vec::new()).unwrap().is_empty());
+        let path = log.path().to_path_buf();
+        drop(log);
+        let (log, events) = resume_when_free(dir.path()).unwrap();
+        assert_eq!(events.len(), 2);
+        drop(log);
+        let (mut log, _) = EventLog::resume_chained(dir.path()).unwrap();
+        log.append("c", json!({"i": 3})).unwrap();
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("\"chain\":").count(), 3);
+        assert_eq!(read_chained(&path).unwrap().len(), 3);
+        // An invalid event refuses the whole batch.
+        let (mut log, _) = EventLog::resume_chained(dir.path()).unwrap();
+        let err = log
+            .append_batch(vec![("d".into(), json!({})), ("".into(), json!({}))])
+            .unwrap_err();
+        assert!(matches!(err, LogError::Invalid { .. }), "{err:?}");
+        drop(log);
+        assert_eq!(read_chained(&path).unwrap().len(), 3);
+        // An edit is found by the chain.
+        std::fs::write(&path, text.replace("\"i\":2", "\"i\":7")).unwrap();
+        let err = read_chained(&path).unwrap_err();
+        assert!(err.to_string().contains("chain hash"), "{err}");
+        // An unchained log is not a chained one.
+        let plain = tempfile::tempdir().unwrap();
+        let mut log = EventLog::create(plain.path()).unwrap();
+        log.append("a", json!({})).unwrap();
+        let plain_path = log.path().to_path_buf();
+        drop(log);
+        assert!(read_chained(&plain_path).is_err());
+        assert!(EventLog::resume_chained(plain.path()).is_err());
     }
 
     #[test]

@@ -73,6 +73,16 @@ impl PlannerCommand {
         })
     }
 
+    /// The command of `words`: the first is the program, the rest its arguments (a
+    /// binding's `command` list); `None` when there are no words.
+    pub fn from_words(words: &[String]) -> Option<Self> {
+        let (program, args) = words.split_first()?;
+        Some(Self {
+            program: program.clone(),
+            args: args.to_vec(),
+        })
+    }
+
     /// Runs `line` through `sh -c` (for when the user asked for a shell explicitly: pipes,
     /// variables, redirections).
     pub fn shell(line: &str) -> Self {
@@ -248,6 +258,29 @@ pub fn run(
     env: &[(&str, String)],
     limits: &Limits,
 ) -> Result<Output, RunFailure> {
+    run_in(command, request, env, limits, true)
+}
+
+/// [`run`], with an environment of exactly `env` (and the call's mark, [`TOKEN_VAR`]):
+/// nothing of lwirc's own environment is passed on. For commands that must not see lwirc's
+/// secrets (a workflow's command tools and models get `PATH`, `HOME`, `LANG` and the
+/// variables their binding names).
+pub fn run_clean(
+    command: &PlannerCommand,
+    request: &[u8],
+    env: &[(&str, String)],
+    limits: &Limits,
+) -> Result<Output, RunFailure> {
+    run_in(command, request, env, limits, false)
+}
+
+fn run_in(
+    command: &PlannerCommand,
+    request: &[u8],
+    env: &[(&str, String)],
+    limits: &Limits,
+    inherit: bool,
+) -> Result<Output, RunFailure> {
     let start = Instant::now();
     let deadline = start
         .checked_add(limits.timeout)
@@ -256,6 +289,9 @@ pub fn run(
     let token = call_token();
 
     let mut cmd = Command::new(&command.program);
+    if !inherit {
+        cmd.env_clear();
+    }
     cmd.args(&command.args)
         .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
         .env(TOKEN_VAR, &token)

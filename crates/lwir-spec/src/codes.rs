@@ -36,6 +36,9 @@ pub enum Validator {
     Goal,
     /// Runners of a goal's work (`lwirc goal run`, protocol `lwir-runner/1`).
     Runner,
+    /// The runtime: running a registered version and its run log (`lwirc run`, `lwirc
+    /// runs`).
+    Runtime,
 }
 
 impl Validator {
@@ -54,6 +57,7 @@ impl Validator {
             Validator::Pipeline => "pipeline",
             Validator::Goal => "goal",
             Validator::Runner => "runner",
+            Validator::Runtime => "runtime",
         }
     }
 }
@@ -2170,6 +2174,221 @@ code_table! {
     /// ## Fix safety
     /// No automatic fix.
     WorkInputTooLarge = "LW1020", "work-input-too-large", Goal, Error, Stable;
+
+    /// The run input does not fit the workflow's input schema.
+    ///
+    /// ## What it does
+    /// `lwirc run` checks `--input` against the definition's `input` schema, as the version's
+    /// registration record keeps it (`interface.input`), before anything runs. Each value
+    /// that does not fit is a finding at its pointer into the input file, with the schema
+    /// keyword that rejects it.
+    ///
+    /// ## Why it matters
+    /// Every expression of the version was type-checked against that schema; an input
+    /// outside it would make those checks worthless, and a tool would be called with
+    /// values nobody checked. Nothing is called.
+    ///
+    /// ## Example
+    /// Bad: `{"repo": "widgets"}` where the schema says `"pattern": "^[^/]+/[^/]+$"`.
+    ///
+    /// Good: `{"repo": "acme/widgets"}`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the version; fix the input.
+    RunInputMismatch = "LW1101", "run-input-mismatch", Runtime, Error, Stable;
+
+    /// A value at run time does not fit the schema it flows into.
+    ///
+    /// ## What it does
+    /// Every value that flows into a schema is checked when it exists, those the checker
+    /// could only type `dyn` included: a tool's arguments against its input schema, its
+    /// result against its output schema, a model's answer or a code body's result against
+    /// the step's `output`, the workflow's output against the definition's. The step fails
+    /// with the pointer into the value and the keyword (and schema pointer) that rejects
+    /// it, after its retries.
+    ///
+    /// ## Why it matters
+    /// What a step hands on is what later expressions were typed against. A model that
+    /// answers `{"label": "urgent"}` where the schema allows `bug`, `feature`, `question`
+    /// must not reach a tool.
+    ///
+    /// ## Example
+    /// Bad: a `model.call` with `"output": {"properties": {"label": {"enum": ["bug",
+    /// "feature"]}}}` whose model answers `{"label": "urgent"}`.
+    ///
+    /// Good: an answer `{"label": "bug"}`; or `retry.max_attempts` to ask again.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the version; fix the tool, the model's prompt or the input.
+    ValueSchemaMismatch = "LW1102", "value-schema-mismatch", Runtime, Error, Stable;
+
+    /// An expression or template has no value at run time.
+    ///
+    /// ## What it does
+    /// Expressions are evaluated by the evaluator `lwirc eval` uses, with its work budget.
+    /// One that fails — a missing field read without `has(…)`, an index out of range,
+    /// integer overflow, a template that interpolates a list, a value larger than the
+    /// runtime's cap, the budget spent — fails its step with the expression's error.
+    ///
+    /// ## Why it matters
+    /// A `when`, an argument or a prompt without a value cannot be guessed.
+    ///
+    /// ## Example
+    /// Bad: `"${ steps.fetch.output.items[0].title }"` when `items` came back empty.
+    ///
+    /// Good: `"${ size(steps.fetch.output.items) > 0 ? steps.fetch.output.items[0].title : '' }"`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    ExpressionFailed = "LW1103", "expression-failed", Runtime, Error, Stable;
+
+    /// A tool call failed.
+    ///
+    /// ## What it does
+    /// Reported when a tool gives no result: a command tool that cannot be started, exits
+    /// with a non-zero status or is killed, answers after its timeout, writes more than its
+    /// cap, or prints something that is not one JSON value; a server that fails the call;
+    /// or a result the tool itself marks as an error (`isError`). The step fails, after
+    /// its retries, with the tool's message cleaned of terminal escapes.
+    ///
+    /// ## Why it matters
+    /// lwirc never pretends a step ran: the run stops there, and `lwirc runs retry` runs the
+    /// failed step again once the tool is fixed, without calling what already succeeded.
+    ///
+    /// ## Example
+    /// Bad: a command tool that prints `ok` (not JSON) where its output schema wants an
+    /// object.
+    ///
+    /// Good: it prints `{"ok": true}`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the version; fix the tool or its binding.
+    ToolCallFailed = "LW1104", "tool-call-failed", Runtime, Error, Stable;
+
+    /// A model call failed, or its tool loop did not end.
+    ///
+    /// ## What it does
+    /// Reported when a `model.call` gets no usable answer: the model server or command
+    /// fails, times out, answers too much or something unreadable, or — for a step with
+    /// `tools` — keeps asking for tool calls past the bound of rounds.
+    ///
+    /// ## Why it matters
+    /// A model that never stops calling tools would spend without end; the bound makes the
+    /// step fail instead.
+    ///
+    /// ## Example
+    /// Bad: a model that answers every round with another tool call.
+    ///
+    /// Good: a prompt that says when to stop and answer in the output schema.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the version.
+    ModelCallFailed = "LW1105", "model-call-failed", Runtime, Error, Stable;
+
+    /// A code body failed.
+    ///
+    /// ## What it does
+    /// Reported when a `code.run` body exits with a non-zero status, is stopped at a limit
+    /// of the sandbox, or prints something that is not one JSON value on standard output.
+    ///
+    /// ## Why it matters
+    /// Its output is what later steps read; without one the step has none.
+    ///
+    /// ## Example
+    /// Bad: `print("done")` as the last line of a body whose output schema is an object.
+    ///
+    /// Good: `print(json.dumps({"done": True}))`.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    CodeRunFailed = "LW1106", "code-run-failed", Runtime, Error, Stable;
+
+    /// A loop ran `max_iterations` times without its `until` holding.
+    ///
+    /// ## What it does
+    /// A `loop` runs its steps, then evaluates `until`; when it is still false after
+    /// `max_iterations` iterations the loop step fails.
+    ///
+    /// ## Why it matters
+    /// A bound that is reached silently would hand on a result the workflow never
+    /// reached.
+    ///
+    /// ## Example
+    /// Bad: polling a job with `"max_iterations": 3` when it takes ten polls.
+    ///
+    /// Good: a larger bound, or a wait in the polled tool.
+    ///
+    /// ## Fix safety
+    /// No automatic fix.
+    LoopExhausted = "LW1107", "loop-exhausted", Runtime, Error, Stable;
+
+    /// A step needs what this lwirc cannot do, or what the bindings do not bind.
+    ///
+    /// ## What it does
+    /// Reported before anything runs when a tool or model slot the version references has
+    /// no binding, and at the step when its binding needs something this build does not
+    /// have (a kind of binding that is not available yet, or a sandbox that cannot run
+    /// here: `code.run` fails closed, nothing runs unconfined).
+    ///
+    /// ## Why it matters
+    /// A step that cannot be done must say why, naming the missing piece, instead of
+    /// failing later with a confusing error.
+    ///
+    /// ## Example
+    /// Bad: bindings without an entry for `github.add_label`, which the version calls.
+    ///
+    /// Good: `"tools": {"github.add_label": {"command": ["./tools/add-label"]}}`.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix in the version; fix the bindings or the machine.
+    CapabilityUnavailable = "LW1108", "capability-unavailable", Runtime, Error, Stable;
+
+    /// Replaying a run gave a different decision than the run recorded.
+    ///
+    /// ## What it does
+    /// `lwirc runs replay` rebuilds a run from its log without calling a model, a tool or
+    /// a code body: every expression is evaluated again from the recorded results, and
+    /// each request (a tool's arguments, a prompt, a code body's input) and each decision
+    /// (`when`, `over`, `until`, the branch case, a step's output, the workflow's output)
+    /// must come out as recorded. The first that does not is this finding, naming the step
+    /// path and both values. `lwirc runs resume` and `retry` check the same while they
+    /// re-read the log, and refuse to go on.
+    ///
+    /// ## Why it matters
+    /// A run is a pure function of its version, its input and its effects' results. A
+    /// difference means the lwirc that replays evaluates differently from the one that ran
+    /// (check before upgrading: `lwirc runs replay --all`), or the log was edited (a
+    /// changed line is also found by its chain hash).
+    ///
+    /// ## Example
+    /// Bad: a log whose recorded tool result was edited so that a later `when` flips.
+    ///
+    /// Good: an untouched log, replayed by an lwirc that evaluates the same way.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix: find out what changed.
+    ReplayNondeterminism = "LW1109", "replay-nondeterminism", Runtime, Error, Stable;
+
+    /// A run's log or the version it ran is damaged.
+    ///
+    /// ## What it does
+    /// `lwirc runs verify` (and every command that reads a run) checks each line of the
+    /// run's log against its chain hash, its seq and its shape, and the version the run
+    /// recorded against the registry (the LWIR re-hashed to its digest). A mismatch is
+    /// this finding, naming the run and the line.
+    ///
+    /// ## Why it matters
+    /// A log is the only proof of what a run did; an edited line would make a replay or a
+    /// retry build on something that never happened.
+    ///
+    /// ## Example
+    /// Bad: a `tool.responded` line whose `result` was edited by hand.
+    ///
+    /// Good: logs written only by lwirc.
+    ///
+    /// ## Fix safety
+    /// Nothing to fix: restore the log from a copy.
+    RunLogDamaged = "LW1110", "run-log-damaged", Runtime, Error, Stable;
 }
 
 /// The reference of every code as one Markdown page (`docs/codes.md` is this text).
@@ -2224,7 +2443,10 @@ mod tests {
             assert!(
                 (s.len() == 5
                     || s.len() == 6
-                        && matches!(c.validator(), Validator::Goal | Validator::Runner))
+                        && matches!(
+                            c.validator(),
+                            Validator::Goal | Validator::Runner | Validator::Runtime
+                        ))
                     && s.starts_with("LW")
                     && s[2..].bytes().all(|b| b.is_ascii_digit())
             );

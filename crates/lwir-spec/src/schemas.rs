@@ -14,6 +14,10 @@ pub const WORKFLOW_META_SCHEMA: &str = include_str!("../schema/workflow-1.schema
 /// `#/$defs/proposal`.
 pub const GOAL_META_SCHEMA: &str = include_str!("../schema/goal-1.schema.json");
 
+/// The meta-schema of a bindings file (`lwir.bindings/1`): where the tools and model slots
+/// of a version run (`lwirc run --bindings FILE`).
+pub const BINDINGS_META_SCHEMA: &str = include_str!("../schema/bindings-1.schema.json");
+
 /// The schema of the planner protocol `lwir-planner/1`: requests lwirc writes to a planner
 /// (`#/$defs/request`) and the answers a planner writes back (`#/$defs/answer`).
 pub const PLANNER_PROTOCOL_SCHEMA: &str = include_str!("../schema/planner-protocol-1.schema.json");

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
 use lwir_spec::ir::{COMMON_STEP_FIELDS, Definition, LWIR_VERSION, StepKind};
-use lwir_spec::schemas::{GOAL_META_SCHEMA, LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA};
+use lwir_spec::schemas::{
+    BINDINGS_META_SCHEMA, GOAL_META_SCHEMA, LWIR_META_SCHEMA, WORKFLOW_META_SCHEMA,
+};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocument, pointer};
 
@@ -21,6 +23,7 @@ enum MetaKind {
     Workflow,
     Goal,
     Proposal,
+    Bindings,
 }
 
 /// A meta-schema: its JSON (to look up the fields a location allows) and its validator.
@@ -87,6 +90,26 @@ fn goal_meta() -> &'static MetaSchema {
 fn proposal_meta() -> &'static MetaSchema {
     static CELL: OnceLock<MetaSchema> = OnceLock::new();
     meta(MetaKind::Proposal, GOAL_META_SCHEMA, &CELL)
+}
+
+fn bindings_meta() -> &'static MetaSchema {
+    static CELL: OnceLock<MetaSchema> = OnceLock::new();
+    meta(MetaKind::Bindings, BINDINGS_META_SCHEMA, &CELL)
+}
+
+/// A bindings file against its meta-schema (`crates/lwir-spec/schema/bindings-1.schema.json`):
+/// every finding, with codes of the shape range (LW101–LW106), pointers and spans into `doc`.
+pub fn check_bindings(doc: &SpannedDocument) -> Vec<Finding> {
+    let mut out = Vec::new();
+    against_meta_schema(
+        doc,
+        bindings_meta(),
+        Origin::Draft,
+        &HashSet::new(),
+        &mut out,
+    );
+    lwir_spec::finding::sort_findings(&mut out);
+    out
 }
 
 /// A goal file against its meta-schema (`crates/lwir-spec/schema/goal-1.schema.json`): every
@@ -559,6 +582,9 @@ fn describe(at: &str, origin: Origin) -> String {
 }
 
 fn identifier_kind(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
+    if kind == MetaKind::Bindings {
+        return bindings_identifier(at).0;
+    }
     if matches!(kind, MetaKind::Goal | MetaKind::Proposal) {
         return match at {
             "/goal" => "goal name",
@@ -579,6 +605,9 @@ fn identifier_kind(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
 }
 
 fn identifier_help(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
+    if kind == MetaKind::Bindings {
+        return bindings_identifier(at).1;
+    }
     if matches!(kind, MetaKind::Goal | MetaKind::Proposal) {
         return match at {
             "/goal" => {
@@ -607,6 +636,41 @@ fn identifier_help(at: &str, origin: Origin, kind: MetaKind) -> &'static str {
     }
 }
 
+/// What an identifier of a bindings file at `at` names, and how such names are written.
+fn bindings_identifier(at: &str) -> (&'static str, &'static str) {
+    let tokens = pointer::tokens(at).unwrap_or_default();
+    let variable = (
+        "environment variable name",
+        "variable names use letters, digits and `_`, and do not start with a digit",
+    );
+    match tokens
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [_, _, "env", ..] | [_, _, "api_key_env"] | [_, _, "headers_env", _] => variable,
+        ["servers", ..] | [_, _, "server"] => (
+            "server name",
+            "server names use letters, digits, `_`, `.` and `-`, at most 64, and do not start \
+             with `.` or `-`",
+        ),
+        ["tools", ..] => (
+            "tool id",
+            "tool ids use letters, digits, `_`, `.` and `-`, and do not start with `.` or `-`",
+        ),
+        ["models", ..] => (
+            "model slot id",
+            "slot ids use lowercase letters, digits and `_`, and do not start with a digit; \
+             `*` binds every slot without a binding of its own",
+        ),
+        _ => (
+            "name",
+            "names use letters, digits and `_`, and do not start with a digit",
+        ),
+    }
+}
+
 fn article(what: &str) -> String {
     match what.as_bytes().first() {
         Some(b'a' | b'e' | b'i' | b'o' | b'u') => format!("an {what}"),
@@ -622,5 +686,6 @@ mod tests {
         let _ = super::workflow_meta();
         let _ = super::goal_meta();
         let _ = super::proposal_meta();
+        let _ = super::bindings_meta();
     }
 }

@@ -36,6 +36,8 @@ enum Command {
     Goal(commands::goal::Args),
     Goals(commands::goals::Args),
     Sandbox(commands::sandbox::Args),
+    Run(commands::run::Args),
+    Runs(commands::runs::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -47,7 +49,8 @@ pub(crate) mod exit {
     pub(crate) const FINDINGS: u8 = 1;
     /// Usage error or unreadable file.
     pub(crate) const USAGE: u8 = 2;
-    /// Something a registered version or a planner session depends on changed.
+    /// Something a registered version or a planner session depends on changed (or a run
+    /// paused for it).
     pub(crate) const DRIFT: u8 = 3;
 }
 
@@ -79,6 +82,8 @@ fn main() -> ExitCode {
         Command::Goal(args) => commands::goal::run(args),
         Command::Goals(args) => commands::goals::run(args),
         Command::Sandbox(args) => commands::sandbox::run(args),
+        Command::Run(args) => commands::run::run(args),
+        Command::Runs(args) => commands::runs::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -52,7 +52,19 @@ fn the_suite_passes_as_an_ordinary_user() {
             Ok(())
         });
     }
-    let output = command.output().unwrap();
+    // The copy was open for writing in this process while other tests forked: a child
+    // that has not reached exec yet still holds that descriptor, and exec of the copy
+    // fails with ETXTBSY until it lets go. That lasts microseconds; wait it out.
+    let mut tries = 0;
+    let output = loop {
+        match command.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => break other.unwrap(),
+        }
+    };
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),

@@ -708,6 +708,25 @@ fn double_to_int(d: f64) -> Option<i64> {
     })
 }
 
+/// How a value is written into a template: a scalar as `string()` writes it (`null`,
+/// `true`, `42`, `1.5`, the string itself); why not for a list or a map, which templates
+/// do not interpolate.
+pub fn template_text(v: &Val) -> Result<String, String> {
+    Ok(match v {
+        Val::Null => "null".to_owned(),
+        Val::Bool(b) => b.to_string(),
+        Val::Int(i) => i.to_string(),
+        Val::Double(d) => format_double(*d),
+        Val::String(s) => s.to_string(),
+        other => {
+            return Err(format!(
+                "a template interpolates {}, which is not a scalar",
+                other.type_name()
+            ));
+        }
+    })
+}
+
 /// A double as `string()` writes it: the shortest form that reads back (`1.5`, `1e+21`),
 /// as RFC 8785 and ECMAScript do, and `Infinity`, `-Infinity`, `NaN`.
 pub fn format_double(d: f64) -> String {

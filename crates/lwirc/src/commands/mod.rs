@@ -15,6 +15,8 @@ pub(crate) mod ranges;
 pub(crate) mod register;
 pub(crate) mod registry;
 pub(crate) mod repair;
+pub(crate) mod run;
+pub(crate) mod runs;
 pub(crate) mod sandbox;
 pub(crate) mod validate;
 

@@ -18,6 +18,14 @@ pub(crate) const MAX_PLANNER_CALLS: RangeInclusive<u64> = 0..=1000;
 /// `lwirc eval --budget`: units of evaluation work.
 pub(crate) const EVAL_BUDGET: RangeInclusive<u64> = 1..=1_000_000_000;
 
+/// `lwirc run --max-parallel`: steps at once.
+pub(crate) const MAX_PARALLEL: RangeInclusive<u64> = 1..=1024;
+
+/// A number of steps at once in [`MAX_PARALLEL`].
+pub(crate) fn max_parallel(text: &str) -> Result<usize, String> {
+    whole(text, MAX_PARALLEL, "steps")
+}
+
 /// A number of seconds in [`TIMEOUT_SECONDS`].
 pub(crate) fn timeout_seconds(text: &str) -> Result<f64, String> {
     let range = TIMEOUT_SECONDS;

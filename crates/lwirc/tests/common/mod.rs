@@ -63,6 +63,7 @@ pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
         .current_dir(dir)
         .env_remove("LWIR_REGISTRY")
         .env_remove("LWIR_GOALS")
+        .env_remove("LWIR_RUNS")
         .env_remove("LWIRC_PLANNER_URL")
         .env_remove("OPENAI_API_KEY")
         .env_remove("NO_COLOR")
