@@ -37,14 +37,11 @@ impl Kind {
             // A document that does not read (yet): by its text.
             None => text.contains(&format!("\"{key}\"")),
         };
-        if has("lwir") {
-            return Some(Kind::Draft);
-        }
-        if has("goal") && has("templates") {
-            return Some(Kind::Goal);
-        }
-        if has("tools") || has("models") {
-            return Some(Kind::Definition);
+        match lwir_spec::kind::FileKind::of_members(has) {
+            Some(lwir_spec::kind::FileKind::Draft) => return Some(Kind::Draft),
+            Some(lwir_spec::kind::FileKind::Goal) => return Some(Kind::Goal),
+            Some(lwir_spec::kind::FileKind::Definition) => return Some(Kind::Definition),
+            None => {}
         }
         if path
             .and_then(Path::file_name)

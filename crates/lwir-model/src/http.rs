@@ -183,7 +183,10 @@ impl Client {
             | ureq::Error::ConnectionFailed
             | ureq::Error::BadUri(_) => (
                 FailureKind::NotStarted,
-                format!("cannot reach the model server `{url}`: {e}"),
+                format!(
+                    "cannot reach the model server `{url}`: {e}; is it running, and are the \
+                     host and port of --planner-url right?"
+                ),
             ),
             other => (
                 FailureKind::Failed,

@@ -325,13 +325,34 @@ impl Planner for ModelPlanner {
                     ),
                     _ => String::new(),
                 };
+                let body = if answered.body.iter().all(u8::is_ascii_whitespace) {
+                    "(an empty body)".to_owned()
+                } else {
+                    excerpt(&answered.body)
+                };
+                let hint = match answered.status {
+                    404 => format!(
+                        "; there is no chat endpoint at that address: lwirc posts to \
+                         `--planner-url` + `/chat/completions`, and OpenAI-compatible servers \
+                         serve it under their API root, usually `/v1` (--planner-url \
+                         http://HOST:PORT/v1){}",
+                        if self.client.shown_url().contains("/v1/") {
+                            ""
+                        } else {
+                            " — this URL has no `/v1`"
+                        }
+                    ),
+                    401 | 403 => "; the server refused the key: lwirc sends `$OPENAI_API_KEY` as \
+                                  a bearer token (is it set, and for this server?)"
+                        .to_owned(),
+                    _ => String::new(),
+                };
                 return Err(Self::fail(
                     kind,
                     format!(
-                        "the model server `{}` answered {}{redirect}: {}",
+                        "the model server `{}` answered {}{redirect}: {body}{hint}",
                         self.client.shown_url(),
                         answered.status,
-                        excerpt(&answered.body)
                     ),
                     started,
                 ));

@@ -297,7 +297,10 @@ pub enum RegistryError {
         candidates: Vec<Digest>,
     },
     /// `registry show xyz`: not hex digits.
-    #[error("`{prefix}` is not a version: give `sha256:` and/or hex digits")]
+    #[error(
+        "`{prefix}` is not a version: give `sha256:` and/or hex digits (`registry show` also \
+         takes a registered workflow's name; see lwirc registry list)"
+    )]
     InvalidPrefix {
         /// The text as given.
         prefix: String,
@@ -789,6 +792,25 @@ impl<S: Storage> Registry<S> {
                 prefix: text.to_owned(),
                 candidates,
             }),
+        }
+    }
+
+    /// [`Registry::resolve`], or else, when `text` names a registered workflow (the
+    /// definition's `name`, which is also its OCI tag), that workflow's latest version (the
+    /// last registered).
+    pub fn resolve_or_latest(&self, text: &str) -> Result<Digest, RegistryError> {
+        match self.resolve(text) {
+            Ok(version) => Ok(version),
+            Err(e @ (RegistryError::InvalidPrefix { .. } | RegistryError::NotFound { .. })) => {
+                let (entries, _) = self.list()?;
+                entries
+                    .into_iter()
+                    .rev()
+                    .find(|entry| entry.record.workflow == text.trim())
+                    .map(|entry| entry.version)
+                    .ok_or(e)
+            }
+            Err(e) => Err(e),
         }
     }
 

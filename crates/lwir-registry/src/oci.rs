@@ -352,6 +352,19 @@ impl Oci {
                 "the registry did not finish answering within {} s",
                 REQUEST_TIMEOUT.max(self.wait).as_secs_f64()
             ),
+            // A plain-HTTP registry asked for TLS answers bytes that are no TLS record
+            // (rustls: "received corrupt message of type InvalidContentType").
+            e if self.url.scheme == "https"
+                && (matches!(e, ureq::Error::Tls(_) | ureq::Error::Rustls(_))
+                    || e.to_string().contains("corrupt message")) =>
+            {
+                format!(
+                    "the registry could not be reached over TLS: {e}; a registry that speaks \
+                     plain HTTP (a local `registry:2` or Debian's `docker-registry`, say) is \
+                     addressed as `oci+http://{}/{}`",
+                    self.url.host, self.url.repository
+                )
+            }
             other => format!("the registry could not be reached: {other}"),
         };
         self.error(what, detail)
@@ -655,17 +668,30 @@ impl Oci {
 
     fn put_manifest(&self, reference: &str, bytes: &[u8]) -> Result<(), StorageError> {
         let what = format!("publishing manifest {reference}");
-        let answer = self.send(
-            "PUT",
-            &self.manifest_url(reference),
-            &[("Content-Type", MANIFEST_MEDIA_TYPE)],
-            Some(bytes),
-            MAX_OTHER,
-            &what,
-        )?;
-        match answer.status {
-            200..=202 => Ok(()),
-            _ => Err(self.refused(&what, &answer)),
+        let mut pause = Duration::from_millis(50);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let answer = self.send(
+                "PUT",
+                &self.manifest_url(reference),
+                &[("Content-Type", MANIFEST_MEDIA_TYPE)],
+                Some(bytes),
+                MAX_OTHER,
+                &what,
+            )?;
+            match answer.status {
+                200..=202 => return Ok(()),
+                // The blobs were there when the manifest was made; a registry that cannot
+                // find one now is in the middle of another writer's upload of the same
+                // blob (distribution moves the upload into place while it commits it,
+                // and a manifest checked meanwhile names an "unknown" blob). It settles.
+                400 if tries < 6 && blob_race(&answer.body) => {
+                    std::thread::sleep(pause);
+                    pause *= 2;
+                }
+                _ => return Err(self.refused(&what, &answer)),
+            }
         }
     }
 
@@ -1062,6 +1088,13 @@ impl Storage for Oci {
         let _ = self.send("DELETE", &upload, &[], None, MAX_OTHER, what);
         Ok(())
     }
+}
+
+/// Whether a registry's refusal of a manifest says a blob it names is unknown or does not
+/// match its digest: what a concurrent upload of the same blob looks like from outside.
+fn blob_race(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    text.contains("MANIFEST_BLOB_UNKNOWN") || text.contains("BLOB_UNKNOWN")
 }
 
 #[cfg(test)]

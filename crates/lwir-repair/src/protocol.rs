@@ -152,10 +152,17 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
         let why = match read.findings.first() {
             Some(f) if !stdout.iter().all(u8::is_ascii_whitespace) => {
                 let line = 1 + lwir_spec::span::LineIndex::new(stdout).line_of(f.span.start());
+                let fenced = stdout.trim_ascii_start().starts_with(b"```");
                 format!(
-                    "{} (line {line}, byte {})",
+                    "{} (line {line}, byte {}){}",
                     excerpt(&f.message),
-                    f.span.start()
+                    f.span.start(),
+                    if fenced {
+                        "; the answer is fenced as Markdown: print the JSON object alone, \
+                         without ``` around it"
+                    } else {
+                        ""
+                    }
                 )
             }
             _ => "the planner printed nothing on standard output".to_owned(),

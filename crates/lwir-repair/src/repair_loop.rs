@@ -85,6 +85,9 @@ pub enum StoppedBy {
     CallCap,
     /// A state repeated (A → B → A).
     Cycle,
+    /// The planner could not be started, or its model server could not be reached
+    /// (LW801): asking again would fail the same way.
+    PlannerUnavailable,
 }
 
 /// Why the session failed, in the terms of brief §6.
@@ -250,6 +253,10 @@ impl Report {
             (StoppedBy::Attention, _) => {
                 format!("the planner gave up and asked for attention ({calls}; {proposals})")
             }
+            (StoppedBy::PlannerUnavailable, _) => format!(
+                "the planner could not be started or its model server could not be reached, \
+                 so the session stopped without asking again ({calls}; see LW801 below)"
+            ),
             (StoppedBy::Cycle, _) => format!(
                 "the repair went in a circle: a draft came back to an earlier state (codes \
                  involved: {}; {calls})",
@@ -375,6 +382,9 @@ impl Loop<'_, '_> {
                     Asked::Draft(bytes) => break bytes,
                     Asked::Attention => return self.stop(StoppedBy::Attention, None, None),
                     Asked::Failed => continue,
+                    Asked::Unavailable => {
+                        return self.stop(StoppedBy::PlannerUnavailable, None, None);
+                    }
                 }
             },
         };
@@ -467,6 +477,13 @@ impl Loop<'_, '_> {
                         return self.stop(StoppedBy::Attention, Some(draft), Some(checked));
                     }
                     Asked::Failed => {}
+                    Asked::Unavailable => {
+                        return self.stop(
+                            StoppedBy::PlannerUnavailable,
+                            Some(draft),
+                            Some(checked),
+                        );
+                    }
                 }
             }
         }
@@ -495,6 +512,7 @@ impl Loop<'_, '_> {
                 }
             },
             Err(failure) => {
+                let unavailable = failure.kind == FailureKind::NotStarted;
                 self.report.no_proposal.count(failure.kind);
                 self.last_turn = Some(Turn::NoProposal);
                 let mut finding = Finding::planner(failure.code(), failure.message, Some(call));
@@ -502,7 +520,11 @@ impl Loop<'_, '_> {
                     planner.stderr_tail = failure.stderr_tail;
                 }
                 self.report.planner_findings.push(finding);
-                Ok(Asked::Failed)
+                Ok(if unavailable {
+                    Asked::Unavailable
+                } else {
+                    Asked::Failed
+                })
             }
         }
     }
@@ -572,4 +594,6 @@ enum Asked {
     Draft(Vec<u8>),
     Attention,
     Failed,
+    /// A failure that asking again would repeat (LW801).
+    Unavailable,
 }

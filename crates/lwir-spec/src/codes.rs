@@ -142,7 +142,11 @@ impl Code {
     /// depends on the place (a suggestion, a type).
     pub const fn help(self) -> Option<&'static str> {
         Some(match self {
-            Code::PlannerNotStarted => "check the --planner command; it is run without a shell",
+            Code::PlannerNotStarted => {
+                "nothing was asked of a planner, so the session stopped at once without \
+                 retrying: with --planner, check the command (it is run without a shell); with \
+                 --planner-url, check that the model server is running at that address"
+            }
             Code::PlannerFailed => {
                 "see the planner's standard error below; a planner that cannot help should \
                  answer attention instead of failing"
@@ -1560,16 +1564,22 @@ code_table! {
     /// --rebase` it when it is clean.
     WorkflowOutputChanged = "LW712", "workflow-output-changed", Drift, Error, Stable;
 
-    /// The planner command could not be started.
+    /// The planner command could not be started, or the model server could not be reached.
     ///
     /// ## What it does
     /// `lwirc repair` and `lwirc compile` start the `--planner` command for every planner
     /// call. It is run directly, without a shell: the first word is the program, found on
     /// `PATH` or by its path. Reported when the program does not exist or is not executable.
+    /// With `--planner-url`, reported when nothing answers at that address (connection
+    /// refused, no such host), when the server has no chat endpoint there (404: the URL
+    /// usually needs the API root, `/v1`), when it refuses the key (401, 403), or when it
+    /// redirects.
     ///
     /// ## Why it matters
-    /// Without a planner there is no draft and no repair; the call counts against
-    /// `max_planner_calls` and the stop is attributed to the planner giving no proposal.
+    /// Without a planner there is no draft and no repair. Nothing was asked of a model, and
+    /// asking again would fail the same way, so the session stops at this call
+    /// (`stopped_by: planner-unavailable`) instead of spending its planner calls; the stop
+    /// is attributed to the planner giving no proposal.
     ///
     /// ## Example
     /// Bad: `--planner 'planners/replay.sh answers'` where the script is not executable, or

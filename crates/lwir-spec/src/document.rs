@@ -1006,6 +1006,10 @@ impl<B: Build> Reader<'_, B> {
                     }
                     b'\'' => Some("JSON strings use double quotes"),
                     b'/' => Some("JSON does not allow comments"),
+                    b'`' if self.bytes[self.pos..].starts_with(b"```") => Some(
+                        "this is plain JSON, not Markdown: remove the ``` fence (and the \
+                         `json` after it) around the document",
+                    ),
                     _ => None,
                 };
                 let found = match text.chars().next() {

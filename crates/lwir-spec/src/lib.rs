@@ -14,6 +14,7 @@ pub mod document;
 pub mod expr;
 pub mod finding;
 pub mod ir;
+pub mod kind;
 pub mod pointer;
 pub mod redact;
 pub mod schemas;

@@ -13,7 +13,13 @@ mod commands;
 /// Start with `lwirc validate draft.json -d workflow.json`; `lwirc explain CODE` tells what
 /// a finding means.
 #[derive(Parser)]
-#[command(name = "lwirc", version, about, long_about, max_term_width = 100)]
+#[command(
+    name = "lwirc",
+    version = VERSION,
+    about,
+    long_about,
+    max_term_width = 100
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,6 +46,10 @@ enum Command {
     Runs(commands::runs::Args),
 }
 
+/// The version and the commit it was built from (`lwirc --version`): `0.1.0 (commit
+/// abc123def456)`; the version alone when built outside a git checkout (build.rs).
+const VERSION: &str = env!("LWIRC_VERSION_LINE");
+
 /// Exit codes shared by every subcommand.
 pub(crate) mod exit {
     /// Success: no errors.
@@ -65,7 +75,21 @@ fn main() -> ExitCode {
         let user = env("LWIR_REGISTRY_USER").unwrap_or_default();
         lwir_spec::redact::register_credentials(&user, &password);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let tip = tip_for(&e);
+            let _ = e.print();
+            if let Some(tip) = tip {
+                eprintln!("\n{tip}");
+            }
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
     let result = match cli.command {
         Command::Validate(args) => commands::validate::run(args),
         Command::Canon(args) => commands::canon::run(args),
@@ -94,4 +118,37 @@ fn main() -> ExitCode {
             ExitCode::from(exit::USAGE)
         }
     }
+}
+
+/// A tip for a subcommand given to the wrong parent (`lwirc goal copy`, `lwirc goals
+/// list`): the command that has it.
+fn tip_for(e: &clap::Error) -> Option<String> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let Some(ContextValue::String(wrong)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let parent = args.iter().find(|a| !a.starts_with('-'))?;
+    let cli = Cli::command();
+    let owners: Vec<&str> = cli
+        .get_subcommands()
+        .filter(|c| c.get_name() != parent && c.get_subcommands().any(|s| s.get_name() == wrong))
+        .map(clap::Command::get_name)
+        .collect();
+    // `goal` and `goals` first: the commands whose names are one another's.
+    let near = |name: &&&str| name.starts_with(parent.as_str()) || parent.starts_with(**name);
+    let owner = owners.iter().find(near).or(owners.first())?;
+    let rest: Vec<&str> = args
+        .iter()
+        .skip_while(|a| *a != wrong)
+        .map(String::as_str)
+        .collect();
+    Some(format!(
+        "tip: `{wrong}` is a command of `lwirc {owner}`, not of `lwirc {parent}`: lwirc {owner} {}",
+        rest.join(" ")
+    ))
 }

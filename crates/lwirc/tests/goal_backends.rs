@@ -658,3 +658,44 @@ fn a_password_in_the_url_is_never_printed() {
         assert!(!stderr(&out).contains("pw-marker-1"), "{}", stderr(&out));
     }
 }
+
+/// A newcomer's PostgreSQL mistakes each name what is wrong: nothing listening, a
+/// database that does not exist, a role the server does not know.
+#[test]
+fn a_failed_connection_names_the_address_the_database_or_the_role() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let dir = tempfile::tempdir().unwrap();
+    let list = |url: &str| {
+        let out = command(dir.path(), &["goal", "list", "--goals", url])
+            .output()
+            .unwrap();
+        assert_exit(&out, 2);
+        stderr(&out)
+    };
+    let err = list(&format!("postgres://lwir@127.0.0.1:{port}/lwir"));
+    assert!(
+        err.contains(&format!(
+            "nothing accepted the connection at 127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    let Some(admin) = std::env::var("LWIRC_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        return;
+    };
+    let base = admin.rsplit_once('/').unwrap().0;
+    let err = list(&format!("{base}/no_such_database_here"));
+    assert!(
+        err.contains("the database `no_such_database_here` does not exist")
+            && err.contains("createdb"),
+        "{err}"
+    );
+    let (scheme_user, host) = base.split_once('@').unwrap();
+    let scheme = scheme_user.split_once("//").unwrap().0;
+    let err = list(&format!("{scheme}//no_such_role@{host}/postgres"));
+    assert!(err.contains("no_such_role"), "{err}");
+}

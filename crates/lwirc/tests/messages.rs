@@ -353,3 +353,132 @@ fn help_names_every_network_wait_and_how_to_change_it() {
         "{text}"
     );
 }
+
+/// `goal` is one goal, `goals` the whole store: a subcommand given to the other one gets
+/// a tip naming the command that has it.
+#[test]
+fn a_subcommand_of_goals_given_to_goal_or_the_other_way_names_the_right_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lwirc(dir.path(), &["goal", "copy", "a", "b"]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("unrecognized subcommand 'copy'"), "{err}");
+    assert!(
+        err.contains("tip: `copy` is a command of `lwirc goals`")
+            && err.contains("lwirc goals copy a b"),
+        "{err}"
+    );
+    let out = lwirc(dir.path(), &["goals", "list"]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("lwirc goal list"), "{err}");
+    // A subcommand nobody has: clap's own message, no invented tip.
+    let out = lwirc(dir.path(), &["goal", "frobnicate"]);
+    assert_exit(&out, 2);
+    assert!(
+        !stderr(&out).contains("tip: `frobnicate`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A file given in the wrong place is named as such before its findings.
+#[test]
+fn a_file_of_the_wrong_kind_is_named_before_its_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let draft = example("draft.json");
+    let workflow = example("workflow.json");
+    // Swapped.
+    let out = lwirc(dir.path(), &["validate", &workflow, "-d", &draft]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("did you swap them?"),
+        "{}",
+        stderr(&out)
+    );
+    // A draft to `goal create`.
+    let out = lwirc(dir.path(), &["goal", "create", &draft]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("is an LWIR draft, not a goal file"),
+        "{}",
+        stderr(&out)
+    );
+    // A draft fenced as Markdown, as a model might answer.
+    let fenced = dir.path().join("fenced.json");
+    let mut text = b"```json\n".to_vec();
+    text.extend(std::fs::read(&draft).unwrap());
+    text.extend(b"\n```\n");
+    std::fs::write(&fenced, text).unwrap();
+    let out = lwirc(
+        dir.path(),
+        &[
+            "validate",
+            fenced.to_str().unwrap(),
+            "-d",
+            &workflow,
+            "--color",
+            "never",
+        ],
+    );
+    assert_exit(&out, 1);
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(all.contains("remove the ``` fence"), "{all}");
+    // The right files: no note.
+    let out = lwirc(dir.path(), &["validate", &draft, "-d", &workflow]);
+    assert_exit(&out, 0);
+    assert!(!stderr(&out).contains("lwirc: `"), "{}", stderr(&out));
+}
+
+/// `--version` names the commit lwirc was built from, and `registry show` takes the
+/// workflow's name.
+#[test]
+fn the_version_names_its_commit_and_registry_show_takes_a_workflow_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lwirc(dir.path(), &["--version"]);
+    assert_exit(&out, 0);
+    let line = stdout(&out);
+    assert!(line.starts_with("lwirc 0."), "{line}");
+    if root().join(".git").exists() {
+        assert!(line.contains("(commit "), "{line}");
+    }
+    let registry = dir.path().join("registry");
+    let registry = registry.to_str().unwrap();
+    let out = lwirc(
+        dir.path(),
+        &[
+            "register",
+            &example("draft.json"),
+            "-d",
+            &example("workflow.json"),
+            "--registry",
+            registry,
+        ],
+    );
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    let name = example_definition()["name"].as_str().unwrap().to_owned();
+    let out = lwirc(
+        dir.path(),
+        &["registry", "show", &name, "--registry", registry],
+    );
+    assert_exit(&out, 0);
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(record["version"], version.as_str(), "{record}");
+    let out = lwirc(
+        dir.path(),
+        &[
+            "registry",
+            "show",
+            "no-such-workflow",
+            "--registry",
+            registry,
+        ],
+    );
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("registered workflow's name"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -787,3 +787,60 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
         );
     }
 }
+
+/// A newcomer's model-server mistakes: nothing listening, or a URL without the API root.
+/// Neither is the planner's fault, so the session stops at the first call instead of
+/// spending all eight, and says what to check.
+#[test]
+fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_check() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = setup();
+    let out = compile(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/v1"),
+        &["--format", "json"],
+    );
+    assert_exit(&out, 1);
+    let text = both(&out);
+    assert!(text.contains("cannot reach the model server"), "{text}");
+    assert!(text.contains("is it running"), "{text}");
+    assert!(!text.contains("check the --planner command;"), "{text}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &report["report"];
+    assert_eq!(report["stopped_by"], "planner-unavailable", "{report}");
+    assert_eq!(report["planner_calls"], 1, "{report}");
+    assert_eq!(report["no_proposal"]["not_started"], 1, "{report}");
+    assert_eq!(
+        report["planner_findings"].as_array().unwrap().len(),
+        1,
+        "{report}"
+    );
+    assert_eq!(report["cause"], "planner-gave-no-proposal", "{report}");
+    assert!(
+        report["planner_findings"][0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("--planner-url, check that the model server is running"),
+        "{report}"
+    );
+
+    // A server whose chat endpoint is under `/v1`, asked without it.
+    let server = serve(vec![(404, vec![], String::new())]);
+    let bare = server.url.trim_end_matches("/v1").to_owned();
+    let dir = setup();
+    let out = compile(dir.path(), &bare, &[]);
+    assert_exit(&out, 1);
+    let text = both(&out);
+    assert!(text.contains("answered 404: (an empty body)"), "{text}");
+    assert!(text.contains("usually `/v1`"), "{text}");
+    assert!(text.contains("this URL has no `/v1`"), "{text}");
+    assert_eq!(
+        server.requests.lock().unwrap().len(),
+        1,
+        "asked once: {text}"
+    );
+}

@@ -920,3 +920,30 @@ fn a_refusal_that_echoes_the_credentials_prints_none_of_them() {
         assert!(!printed.contains(&secret), "{secret} in {printed}");
     }
 }
+
+/// `oci://` is TLS; a local registry usually speaks plain HTTP. Asked with the wrong
+/// scheme, the error names the one that would work.
+#[test]
+fn a_plain_http_registry_asked_over_tls_names_oci_http() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let location = format!("oci://127.0.0.1:{port}/lwir/x");
+    let out = run(lwirc().args(["registry", "list", "--registry", &location]));
+    assert_ne!(out.status.code(), Some(0));
+    let text = text(&out);
+    assert!(
+        text.contains(&format!("oci+http://127.0.0.1:{port}/lwir/x")),
+        "{text}"
+    );
+}

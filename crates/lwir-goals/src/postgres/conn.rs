@@ -95,6 +95,50 @@ pub(super) enum NotConnected {
     Silent(Duration),
 }
 
+/// What to do about a connection that failed, when the failure says: the database, the
+/// role or the address, by name (the server's own text does not always name them).
+fn hint(e: &tokio_postgres::Error, config: &Config) -> String {
+    let database = config.get_dbname().unwrap_or("(the user's name)");
+    let user = config.get_user().unwrap_or("(the user's name)");
+    match e.code() {
+        Some(&SqlState::INVALID_CATALOG_NAME) => format!(
+            "; the database `{database}` does not exist on that server: create it (`createdb \
+             {database}`), or name another in the URL's path"
+        ),
+        Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
+        | Some(&SqlState::INVALID_PASSWORD) => format!(
+            "; the server does not accept the role `{user}` this way: check the user and \
+             password in the URL, and the server's pg_hba.conf"
+        ),
+        Some(_) => String::new(),
+        None => {
+            let hosts: Vec<String> = config
+                .get_hosts()
+                .iter()
+                .map(|h| match h {
+                    tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .collect();
+            let ports = config.get_ports();
+            let port = ports.first().copied().unwrap_or(5432);
+            let text = e.to_string();
+            let refused = std::error::Error::source(e).is_some_and(|s| {
+                s.to_string().contains("refused") || s.to_string().contains("No such file")
+            });
+            if refused || text.contains("error connecting") {
+                format!(
+                    "; nothing accepted the connection at {}:{port}: is PostgreSQL running \
+                     there, and is that its address and port?",
+                    hosts.first().map_or("localhost", String::as_str)
+                )
+            } else {
+                String::new()
+            }
+        }
+    }
+}
+
 /// A connection.
 pub(super) struct Conn {
     /// `None` only while it is dropped.
@@ -132,7 +176,10 @@ impl Conn {
                 runtime,
                 limits,
             }),
-            Ok(Err(e)) => Err(NotConnected::Failed(Failure::Db(e).to_string())),
+            Ok(Err(e)) => {
+                let hint = hint(&e, config);
+                Err(NotConnected::Failed(format!("{}{hint}", Failure::Db(e))))
+            }
             Err(_) => Err(NotConnected::Silent(limits.connect)),
         }
     }

@@ -539,6 +539,26 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
                     Ok(exit::OK)
                 }
                 Err(GoalError::Findings { document, findings }) => {
+                    use lwir_spec::kind::FileKind;
+                    if let Some(kind @ (FileKind::Draft | FileKind::Definition)) =
+                        document.as_ref().and_then(|d| FileKind::of(d.root()))
+                    {
+                        eprintln!(
+                            "lwirc: `{}` is {}, not a goal file (`goal`, `templates`, `work`): \
+                             {}",
+                            sanitize(&name),
+                            kind.noun(),
+                            match kind {
+                                FileKind::Draft =>
+                                    "a draft is validated with lwirc validate \
+                                                    DRAFT -d WORKFLOW and registered with \
+                                                    lwirc register",
+                                _ =>
+                                    "a definition is what a goal's templates compile \
+                                      against; the goal file names it",
+                            }
+                        );
+                    }
                     match document {
                         Some(doc) => {
                             print(&render(format, color, &name, &doc, &findings)).map_err(io)?

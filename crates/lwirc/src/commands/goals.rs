@@ -71,11 +71,15 @@ fn copy(from: PathBuf, to: PathBuf) -> anyhow::Result<u8> {
     let (mut copied, mut present, mut problems) = (0, 0, 0);
     for goal in source.goals()? {
         match copy_goal(&*source, &*destination, &goal) {
-            Ok(0) => {
+            Ok(Err(why)) => {
+                problems += 1;
+                eprintln!("problem {}: {}", sanitize(&goal), sanitize(&why));
+            }
+            Ok(Ok(0)) => {
                 present += 1;
                 eprintln!("present {}", sanitize(&goal));
             }
-            Ok(n) => {
+            Ok(Ok(n)) => {
                 copied += 1;
                 eprintln!(
                     "copied  {} ({n} event{})",
@@ -103,19 +107,37 @@ fn copy(from: PathBuf, to: PathBuf) -> anyhow::Result<u8> {
     })
 }
 
-/// Copies one goal; how many of its events were written.
-fn copy_goal(from: &dyn Store, to: &dyn Store, goal: &str) -> Result<usize, StoreError> {
+/// Copies one goal: how many of its events were written, or why it was not copied (a
+/// problem with this goal, not with the stores).
+fn copy_goal(
+    from: &dyn Store,
+    to: &dyn Store,
+    goal: &str,
+) -> Result<Result<usize, String>, StoreError> {
     let bytes = from.frozen(goal)?.ok_or_else(|| StoreError::NotFound {
         goal: goal.to_owned(),
         location: from.location(),
     })?;
     let events = from.events(goal)?;
     let theirs = to.events(goal)?;
-    if theirs.len() > events.len() || theirs.iter().zip(&events).any(|(a, b)| a != b) {
-        return Err(StoreError::Damaged {
-            location: format!("goal `{goal}` in {}", to.location()),
-            detail: "its log there is not a prefix of the log here".into(),
-        });
+    if let Some(at) = theirs.iter().zip(&events).position(|(a, b)| a != b) {
+        // Not damage: the same goal file created in both stores (or the goal driven in
+        // both) has two histories, and copying one over the other would lose the other.
+        return Ok(Err(format!(
+            "it has a history of its own in {} (the logs differ from event {} on: the goal \
+             was created or driven in both stores); nothing was copied, so that neither \
+             history is lost: keep one store's goal and remove the other's",
+            to.location(),
+            at + 1
+        )));
+    }
+    if theirs.len() > events.len() {
+        return Ok(Err(format!(
+            "it is further along in {} ({} events, {} here): copy the other way",
+            to.location(),
+            theirs.len(),
+            events.len()
+        )));
     }
     // Plans first, the goal's log last: a goal whose log is there whole has its plans.
     for plan in from.plans(goal)? {
@@ -133,7 +155,7 @@ fn copy_goal(from: &dyn Store, to: &dyn Store, goal: &str) -> Result<usize, Stor
     for event in missing {
         to.import(goal, event)?;
     }
-    Ok(missing.len())
+    Ok(Ok(missing.len()))
 }
 
 fn verify(flag: Option<PathBuf>) -> anyhow::Result<u8> {

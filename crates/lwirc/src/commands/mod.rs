@@ -344,3 +344,65 @@ pub(crate) fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::
 pub(crate) fn repair_record_dir() -> PathBuf {
     lwir_session::new_session_dir(std::path::Path::new(".lwir/sessions"))
 }
+
+/// What to say, before the findings, about files given in the wrong place: a draft and
+/// its definition swapped, a goal file or a definition where a draft belongs, a draft
+/// where the definition belongs. Said only when the validation has errors (a file of the
+/// right kind is never second-guessed), one line each.
+pub(crate) fn misplaced(validation: &lwir_validators::pipeline::Validation) -> Vec<String> {
+    use lwir_spec::Origin;
+    use lwir_spec::kind::FileKind;
+    if !validation.has_errors() {
+        return Vec::new();
+    }
+    let kind_of = |origin| {
+        validation
+            .document(origin)
+            .and_then(|d| FileKind::of(d.root()))
+    };
+    let name = |origin| sanitize(&validation.source(origin).name);
+    let draft = validation
+        .has_draft()
+        .then(|| kind_of(Origin::Draft))
+        .flatten();
+    let definition = kind_of(Origin::Definition);
+    let mut notes = Vec::new();
+    if draft == Some(FileKind::Definition) && definition == Some(FileKind::Draft) {
+        notes.push(format!(
+            "lwirc: `{}` is a workflow definition and `{}` an LWIR draft: did you swap them? \
+             The draft comes first, the definition after -d: lwirc validate DRAFT -d WORKFLOW",
+            name(Origin::Draft),
+            name(Origin::Definition)
+        ));
+        return notes;
+    }
+    match draft {
+        Some(FileKind::Definition) => notes.push(format!(
+            "lwirc: `{0}` is a workflow definition, not a draft: to check the definition \
+             alone, lwirc validate -d {0}",
+            name(Origin::Draft)
+        )),
+        Some(FileKind::Goal) => notes.push(format!(
+            "lwirc: `{}` is a goal file, not a draft: goal files are checked and created by \
+             lwirc goal create",
+            name(Origin::Draft)
+        )),
+        _ => {}
+    }
+    if let Some(kind @ (FileKind::Draft | FileKind::Goal)) = definition {
+        notes.push(format!(
+            "lwirc: `{}` is {}, not a workflow definition (the file that declares the \
+             `tools` and `models` a draft may use)",
+            name(Origin::Definition),
+            kind.noun()
+        ));
+    }
+    notes
+}
+
+/// Prints [`misplaced`]'s notes on standard error.
+pub(crate) fn say_misplaced(validation: &lwir_validators::pipeline::Validation) {
+    for note in misplaced(validation) {
+        eprintln!("{note}");
+    }
+}

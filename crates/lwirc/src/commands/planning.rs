@@ -250,6 +250,7 @@ pub(crate) fn prepare(definition: Source) -> Option<Prepared> {
                 color: stderr_color(),
                 ..Default::default()
             };
+            super::say_misplaced(&errors);
             eprint!("{}", human::render(&*errors, options));
             eprintln!(
                 "lwirc: the definition `{}` has errors; fix them before asking a planner",

@@ -74,6 +74,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let registration = match Registration::new(&validation, SystemTime::now()) {
         Ok(registration) => registration,
         Err(why) => {
+            super::say_misplaced(&validation);
             print(&human::render(&validation, options(args.color.enabled())))?;
             eprintln!("lwirc: not registered: {}", sanitize(&why.to_string()));
             return Ok(exit::FINDINGS);

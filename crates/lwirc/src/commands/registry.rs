@@ -62,8 +62,8 @@ enum RegistryCommand {
     #[command(verbatim_doc_comment)]
     Show {
         /// The version: `sha256:<hex>` or a unique prefix of its hex digits, with or
-        /// without `sha256:`.
-        #[arg(value_name = "VERSION")]
+        /// without `sha256:`; or a registered workflow's name (its latest version).
+        #[arg(value_name = "VERSION|NAME")]
         version: String,
         /// Print the version's canonical LWIR instead of its record.
         #[arg(long)]
@@ -169,7 +169,7 @@ fn list(registry: &Registry<AnyStorage>, format: ListFormat) -> anyhow::Result<u
 }
 
 fn show(registry: &Registry<AnyStorage>, text: &str, lwir: bool) -> anyhow::Result<u8> {
-    let version = registry.resolve(text)?;
+    let version = registry.resolve_or_latest(text)?;
     let entry = registry.entry(&version)?.ok_or(RegistryError::NotFound {
         prefix: text.to_owned(),
     })?;

@@ -50,6 +50,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         // clap requires one of them.
         (None, None) => anyhow::bail!("give a DRAFT, or `-d WORKFLOW` to validate a definition"),
     };
+    super::say_misplaced(&validation);
     let text = args.format.render(&validation, args.color);
     print(&text)?;
     Ok(if validation.has_errors() {
