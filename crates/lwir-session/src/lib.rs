@@ -443,7 +443,17 @@ pub fn compile<S: Storage>(
         }
         Err(RegistryError::Storage(e)) => return Err(e.into()),
         Err(e) => {
-            let why = format!("the registry refused the draft: {e}");
+            let next = match &e {
+                RegistryError::SnapshotMismatch { .. } => format!(
+                    "; the session's draft is `{}`: `lwirc register {} -d WORKFLOW --rebase` \
+                     registers the same version again pinned to this definition (the earlier \
+                     registration is kept), or compile into another registry (--registry)",
+                    dir.join("draft.json").display(),
+                    dir.join("draft.json").display()
+                ),
+                _ => String::new(),
+            };
+            let why = format!("the registry refused the draft: {e}{next}");
             journal.record(failed(&outcome, Some(why.clone())))?;
             End::Refused(why)
         }

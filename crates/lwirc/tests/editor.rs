@@ -67,3 +67,64 @@ fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
         .collect();
     assert_eq!(after, ["LW107", "LW302", "LW603", "LW101", "LW304"]);
 }
+
+/// The README's Neovim configuration, exactly as written, with `lwirc` on the PATH: the
+/// packaged Neovim (Debian's is 0.7) attaches `lwirc lsp` to a JSON file and shows its
+/// findings.
+#[test]
+fn the_readmes_neovim_configuration_works_as_written() {
+    if Command::new("nvim").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("LWIRC_REQUIRE_EDITOR").is_none(),
+            "LWIRC_REQUIRE_EDITOR is set but `nvim` is not on the PATH"
+        );
+        skip_note!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let after = &readme[readme.find("**Neovim**").expect("a Neovim section")..];
+    let start = after.find("```lua\n").expect("a lua block") + "```lua\n".len();
+    let snippet = &after[start..start + after[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["draft-with-mistakes.json", "workflow.json"] {
+        std::fs::copy(
+            root.join("examples/issue-triage").join(name),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join("init.lua"), snippet).unwrap();
+    std::fs::write(
+        dir.path().join("check.lua"),
+        "vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)\n\
+         local f = io.open('seen.txt', 'w')\n\
+         f:write(#vim.diagnostic.get(0) .. '\\n')\n\
+         f:close()\n\
+         vim.cmd('qa!')\n",
+    )
+    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_lwirc")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("nvim")
+        .args(["--headless", "-u", "init.lua", "-c", "luafile check.lua"])
+        .arg("draft-with-mistakes.json")
+        .env("PATH", path)
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .current_dir(dir.path())
+        .status()
+        .expect("nvim runs");
+    let seen = std::fs::read_to_string(dir.path().join("seen.txt")).unwrap_or_default();
+    assert!(status.success(), "nvim exited {status}");
+    assert_eq!(
+        seen.trim(),
+        "10",
+        "diagnostics shown with the README's configuration"
+    );
+}

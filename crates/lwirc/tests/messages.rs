@@ -482,3 +482,54 @@ fn the_version_names_its_commit_and_registry_show_takes_a_workflow_name() {
         stderr(&out)
     );
 }
+
+/// A compile whose version was registered before against another snapshot (the README's
+/// `--rebase` section leaves the shared registry so) says how to go on.
+#[test]
+fn a_compile_refused_for_an_earlier_snapshot_says_how_to_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = dir.path().join("registry");
+    let registry = registry.to_str().unwrap();
+    let out = lwirc(
+        dir.path(),
+        &[
+            "register",
+            &example("draft.json"),
+            "-d",
+            &example("today.json"),
+            "--registry",
+            registry,
+        ],
+    );
+    assert_exit(&out, 0);
+    let planner = format!(
+        "{} {}",
+        root().join("examples/planners/scripted.sh").display(),
+        root().join("examples/issue-triage/planner").display()
+    );
+    let out = lwirc(
+        dir.path(),
+        &[
+            "compile",
+            &example("workflow.json"),
+            "--input",
+            &example("input.json"),
+            "--planner",
+            &planner,
+            "--registry",
+            registry,
+            "--session",
+            "session",
+        ],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("already registered against a different snapshot"),
+        "{err}"
+    );
+    assert!(
+        err.contains("session/draft.json -d WORKFLOW --rebase"),
+        "{err}"
+    );
+}
