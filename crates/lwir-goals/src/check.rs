@@ -176,9 +176,46 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
     // Every key an item names, valid or not: reachability follows them all, so that an
     // item behind a misplaced `after` is not also reported unreachable.
     let mut edges: Vec<Vec<String>> = Vec::with_capacity(items.len());
+    // Each template's output type, made once (not once per item that can read it).
+    let outputs: BTreeMap<&str, Ty> = cx
+        .templates
+        .iter()
+        .map(|(name, t)| (name.as_str(), t.output_type()))
+        .collect();
+    let output_of = |template: Option<&str>| {
+        template
+            .and_then(|t| outputs.get(t))
+            .cloned()
+            .unwrap_or(Ty::Any)
+    };
+    let inputs: BTreeMap<&str, Ty> = cx
+        .templates
+        .iter()
+        .map(|(name, t)| (name.as_str(), t.input_type()))
+        .collect();
+    let active_keys: BTreeMap<&str, &str> = active
+        .iter()
+        .map(|a| (a.key.as_str(), a.template.as_str()))
+        .collect();
+    // The items before the one being checked, by key: the first item of each key, as a
+    // search of the list in order would find it.
+    let mut earlier_keys: BTreeMap<&str, &str> = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
-        let earlier: Vec<&str> = items[..i].iter().map(|x| x.key.as_str()).collect();
-        let known = |k: &str| earlier.contains(&k) || active.iter().any(|a| a.key == k);
+        if i > 0 {
+            let before = &items[i - 1];
+            earlier_keys
+                .entry(before.key.as_str())
+                .or_insert(before.template.as_str());
+        }
+        let earlier: Vec<&str> = if item.after.iter().any(|k| {
+            !earlier_keys.contains_key(k.as_str()) && !active_keys.contains_key(k.as_str())
+        }) {
+            // Only for a finding's suggestions.
+            items[..i].iter().map(|x| x.key.as_str()).collect()
+        } else {
+            Vec::new()
+        };
+        let known = |k: &str| earlier_keys.contains_key(k) || active_keys.contains_key(k);
         let mut deps: Vec<String> = Vec::new();
         for (j, key) in item.after.iter().enumerate() {
             if known(key) {
@@ -217,16 +254,31 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
         let input_pointer = at(i, "/input");
         if let Some(node) = cx.document.root().at(&input_pointer) {
             // `work` holds the items this one may read: earlier items and active work.
+            // When the input reads only keys it names, and all of them are there, the
+            // type of `work` with just those keys types it the same: the others are never
+            // looked at (and building every earlier item's type for every item would be
+            // quadratic in the plan).
+            let (named, whole) = work_use(node);
             let mut visible: Vec<(String, Ty)> = Vec::new();
-            for key in &earlier {
-                let template = &items
-                    .iter()
-                    .find(|x| x.key == *key)
-                    .map(|x| x.template.clone());
-                visible.push(((*key).to_owned(), output_of(cx, template.as_deref())));
-            }
-            for a in active {
-                visible.push((a.key.clone(), output_of(cx, Some(&a.template))));
+            if !whole && named.iter().all(|k| known(k)) {
+                for key in &named {
+                    let template = earlier_keys
+                        .get(key.as_str())
+                        .or_else(|| active_keys.get(key.as_str()))
+                        .copied();
+                    visible.push((key.clone(), output_of(template)));
+                }
+            } else {
+                let mut seen = BTreeSet::new();
+                for x in &items[..i] {
+                    if seen.insert(x.key.as_str()) {
+                        let template = earlier_keys.get(x.key.as_str()).copied();
+                        visible.push((x.key.clone(), output_of(template)));
+                    }
+                }
+                for a in active {
+                    visible.push((a.key.clone(), output_of(Some(&a.template))));
+                }
             }
             let variables = [
                 ("goal", goal_type(cx.goal_input)),
@@ -235,10 +287,10 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
             let (ty, findings) =
                 lwir_validators::expr::type_of_value(cx.document, node, &input_pointer, &variables);
             out.extend(findings);
-            if let Some(template) = cx.templates.get(&item.template)
+            if let Some(input) = inputs.get(item.template.as_str())
                 && let Some(finding) = lwir_validators::compat::flow_finding(
                     &ty,
-                    &template.input_type(),
+                    input,
                     &input_pointer,
                     node.span,
                     &format!("the input of work item `{}`", item.key),
@@ -247,9 +299,8 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
             {
                 out.push(finding);
             }
-            let reads = work_reads(node);
-            edges.push(item.after.iter().chain(&reads).cloned().collect());
-            for key in reads {
+            edges.push(item.after.iter().chain(&named).cloned().collect());
+            for key in named {
                 if known(&key) && !deps.contains(&key) {
                     deps.push(key);
                 }
@@ -445,12 +496,6 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
 }
 
 /// The output type of the template named `template` (anything when it is unknown).
-fn output_of(cx: &Context<'_>, template: Option<&str>) -> Ty {
-    template
-        .and_then(|t| cx.templates.get(t))
-        .map_or(Ty::Any, Template::output_type)
-}
-
 /// The type of `goal`: an object whose `input` is exactly the goal input.
 fn goal_type(input: &serde_json::Value) -> Ty {
     closed(vec![("input".to_owned(), Ty::of_value(input))])
@@ -486,17 +531,33 @@ fn closed(properties: Vec<(String, Ty)>) -> Ty {
 
 /// The keys `k` of every `work.<k>` (or `work["k"]`) the value `node` reads, in order.
 pub fn work_reads(node: &Node) -> Vec<String> {
+    work_use(node).0
+}
+
+/// [`work_reads`], and whether `node` also uses `work` otherwise than by a key it names
+/// (`work[k]` with a computed `k`, `work` itself): then the type of all of `work` matters.
+fn work_use(node: &Node) -> (Vec<String>, bool) {
     let mut keys = BTreeSet::new();
     let mut ordered = Vec::new();
+    let mut whole = false;
     each_string(node, &mut |text| {
+        if !text.contains("work") {
+            return;
+        }
         let Ok(value) = parse_string_value(text) else {
+            // Not an expression the checker can read: its findings come from the checker,
+            // which is given all of `work`.
+            whole = true;
             return;
         };
         let mut visit = |e: &Expr| {
-            expr_reads(e, &mut |k| {
-                if keys.insert(k.to_owned()) {
-                    ordered.push(k.to_owned());
+            expr_reads(e, &mut |k| match k {
+                Some(k) => {
+                    if keys.insert(k.to_owned()) {
+                        ordered.push(k.to_owned());
+                    }
                 }
+                None => whole = true,
             })
         };
         match &value {
@@ -511,7 +572,7 @@ pub fn work_reads(node: &Node) -> Vec<String> {
             }
         }
     });
-    ordered
+    (ordered, whole)
 }
 
 fn each_string(node: &Node, f: &mut dyn FnMut(&str)) {
@@ -529,11 +590,13 @@ fn each_string(node: &Node, f: &mut dyn FnMut(&str)) {
 }
 
 /// Calls `f` with `k` for each `work.k` / `work["k"]` in `e` (the parser bounds the depth).
-fn expr_reads(e: &Expr, f: &mut dyn FnMut(&str)) {
+/// Calls `f` with each key of `work` that `e` reads by name, and with `None` for a use of
+/// `work` that names no key.
+fn expr_reads(e: &Expr, f: &mut dyn FnMut(Option<&str>)) {
     match &e.kind {
         ExprKind::Member { target, field, .. } => {
             if matches!(&target.kind, ExprKind::Ident { name } if name == "work") {
-                f(field);
+                f(Some(field));
             } else {
                 expr_reads(target, f);
             }
@@ -542,7 +605,7 @@ fn expr_reads(e: &Expr, f: &mut dyn FnMut(&str)) {
             if matches!(&target.kind, ExprKind::Ident { name } if name == "work")
                 && let ExprKind::String { value } = &index.kind
             {
-                f(value);
+                f(Some(value));
             } else {
                 expr_reads(target, f);
             }
@@ -579,8 +642,12 @@ fn expr_reads(e: &Expr, f: &mut dyn FnMut(&str)) {
         | ExprKind::Bool { .. }
         | ExprKind::Int { .. }
         | ExprKind::Double { .. }
-        | ExprKind::String { .. }
-        | ExprKind::Ident { .. } => {}
+        | ExprKind::String { .. } => {}
+        ExprKind::Ident { name } => {
+            if name == "work" {
+                f(None);
+            }
+        }
     }
 }
 

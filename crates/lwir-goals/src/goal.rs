@@ -1521,6 +1521,7 @@ impl Goals<'_> {
                 .unwrap_or_default()
         };
         let mut seq = loaded.fold.last_seq;
+        let mut materialized = Vec::with_capacity(checked.items.len());
         for item in &checked.items {
             let node =
                 lwir_spec::document::read(serde_json::to_vec(&item.input).unwrap_or_default())
@@ -1563,12 +1564,11 @@ impl Goals<'_> {
                 }
                 continue;
             }
-            let e = self.store.append(
-                &loaded.id,
-                "work.materialized",
-                GoalEvent::Materialized(spec).data(),
-                seq,
-            )?;
+            materialized.push(("work.materialized", GoalEvent::Materialized(spec).data()));
+        }
+        // One write for the whole plan: a crash in it leaves the items written whole, and
+        // applying the plan again completes it, as it would after separate appends.
+        if let Some(e) = self.store.append_all(&loaded.id, materialized, seq)?.last() {
             seq = e.seq;
         }
         // A revision of the remaining plan obsoletes the pending items its root no longer

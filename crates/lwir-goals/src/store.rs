@@ -111,6 +111,24 @@ pub trait Store: Sync {
         data: serde_json::Value,
         expected_last: u64,
     ) -> Result<Event, StoreError>;
+    /// [`Store::append`] of several events, in order, the first after `expected_last`:
+    /// what a store can do in one write (one fsync, one transaction) it does so. The events
+    /// appended.
+    fn append_all(
+        &self,
+        goal: &str,
+        events: Vec<(&str, serde_json::Value)>,
+        expected_last: u64,
+    ) -> Result<Vec<Event>, StoreError> {
+        let mut seq = expected_last;
+        let mut out = Vec::with_capacity(events.len());
+        for (event, data) in events {
+            let e = self.append(goal, event, data, seq)?;
+            seq = e.seq;
+            out.push(e);
+        }
+        Ok(out)
+    }
     /// Opens the log of plan `plan` of `goal` for this process alone; [`StoreError::Busy`]
     /// when another process holds it.
     fn open_plan(&self, goal: &str, plan: &str) -> Result<Box<dyn PlanLog>, StoreError>;
@@ -282,6 +300,20 @@ impl Store for Directory {
     ) -> Result<Event, StoreError> {
         let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
         events::append_shared(&path, event, data, Some(expected_last)).map_err(from_log)
+    }
+
+    fn append_all(
+        &self,
+        goal: &str,
+        events: Vec<(&str, serde_json::Value)>,
+        expected_last: u64,
+    ) -> Result<Vec<Event>, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
+        let events = events
+            .into_iter()
+            .map(|(event, data)| (event.to_owned(), data))
+            .collect();
+        events::append_shared_all(&path, events, Some(expected_last)).map_err(from_log)
     }
 
     fn open_plan(&self, goal: &str, plan: &str) -> Result<Box<dyn PlanLog>, StoreError> {

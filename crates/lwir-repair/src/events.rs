@@ -363,6 +363,69 @@ pub fn append_shared_waiting(
     append_shared_at(path, event, data, expected_last, None, wait, true)
 }
 
+/// [`append_shared`] of several events at once: under one lock, after one look at the
+/// log's end, written in one write and made durable by one fsync, each chained to the one
+/// before. `expected_last` is checked once, before the first. A crash mid-write leaves the
+/// events whose lines were written whole, as separate appends would have (the torn rest is
+/// dropped by the next writer).
+pub fn append_shared_all(
+    path: &Path,
+    events: Vec<(String, serde_json::Value)>,
+    expected_last: Option<u64>,
+) -> Result<Vec<Event>, LogError> {
+    let io_err = |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::files::create_dirs(dir).map_err(io_err)?;
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io_err)?;
+    lock_within(&file, path, SHARED_LOCK_WAIT)?;
+    let (mut last, previous, committed, len) = last_committed(&mut file, path)?;
+    if committed < len {
+        file.set_len(committed).map_err(io_err)?;
+        file.sync_all().map_err(io_err)?;
+    }
+    if let Some(expected) = expected_last
+        && expected != last
+    {
+        return Err(LogError::Conflict {
+            path: path.to_path_buf(),
+            expected,
+            found: last,
+        });
+    }
+    let mut chain = previous.unwrap_or_default();
+    let mut bytes = Vec::new();
+    let mut written = Vec::with_capacity(events.len());
+    for (event, data) in events {
+        last += 1;
+        let record = Event {
+            seq: last,
+            time: lwir_spec::time::rfc3339_millis(SystemTime::now()),
+            event,
+            data,
+        };
+        let (line, next) = encode_chained(&record, &chain)?;
+        bytes.extend_from_slice(&line);
+        chain = next;
+        written.push(record);
+    }
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_data())
+        .map_err(io_err)?;
+    Ok(written)
+}
+
 /// Appends a copy of `record`: at its own seq, with its own time.
 fn append_shared_as(path: &Path, record: &Event, chained: bool) -> Result<Event, LogError> {
     append_shared_at(
