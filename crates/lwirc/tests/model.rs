@@ -873,11 +873,14 @@ fn compile_code(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
     command.output().unwrap()
 }
 
-/// The tool results sent back in request `n`.
+/// The tool results sent back in request `n` (those of the turn before it).
 fn tool_results(requests: &[Recorded], n: usize) -> Vec<Value> {
-    requests[n].body["messages"]
-        .as_array()
-        .unwrap()
+    let messages = requests[n].body["messages"].as_array().unwrap();
+    let last_turn = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .unwrap_or(0);
+    messages[last_turn..]
         .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| {
@@ -996,8 +999,19 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
     );
     assert!(env.contains("red"), "{env}");
     // Escape sequences: exact in the turn log, cleaned on the terminal.
-    let log = std::fs::read_to_string(d.join("session/model/events.jsonl")).unwrap();
-    assert!(log.contains(r"\u001b[31mred\u001b]0;title\u0007"), "{log}");
+    let answers: Vec<Value> = events(d)
+        .iter()
+        .filter(|e| e["event"] == "harness.tool_call.succeeded")
+        .map(|e| serde_json::from_str(e["data"]["result"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!(
+        answers[3]["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("\u{1b}[31mred\u{1b}]0;title\u{7}\n"),
+        "{}",
+        answers[3]
+    );
     let err = stderr(&out);
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
     assert!(err.contains(r"\u{1b}[31mred"), "{err}");
