@@ -1,8 +1,11 @@
 //! The tools the model may call (function calling; the names are a contract): skills,
-//! memory, scratch and `validate_draft`. Every path is confined to its store: no absolute
-//! path, no `..`, no symbolic link on the way; and every file is read as a file a document
-//! names ([`lwir_repair::files::open_confined`]): a regular file inside its directory once
-//! links are resolved, never waited on.
+//! memory, scratch and `validate_draft`, and where the sandbox runs `bash` and `test_code`.
+//! Every path is confined to its store: no absolute path, no `..`, no symbolic link on the
+//! way; and every file is read as a file a document names
+//! ([`lwir_repair::files::open_confined`]): a regular file inside its directory once links
+//! are resolved, never waited on. `bash` runs in the sandbox with the scratch, the memory
+//! stores and the skills mounted (spec §12.1); `test_code` through the code runner
+//! ([`crate::code`]).
 
 use std::collections::BTreeSet;
 use std::io::Write;

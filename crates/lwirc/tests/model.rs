@@ -916,7 +916,7 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
             ),
             (
                 "bash",
-                json!({ "command": "echo nope > .agents/skills/writing-code/SKILL.md; printf '\\033[31mred\\033]0;title\\007\\n'; env" }),
+                json!({ "command": "printf '\\033[31mred\\033]0;title\\007\\n'; env; cat /proc/1/environ; echo nope > .agents/skills/writing-code/SKILL.md; touch /usr/x; ln -s / root; cat root/etc/shadow; ls /root" }),
             ),
         ]),
         answer(&sum_draft().to_string()),
@@ -991,13 +991,22 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
         std::fs::read_to_string(d.join(".agents/skills/writing-code/SKILL.md")).unwrap(),
         "Read the input with json.load(sys.stdin); print one JSON value.\n"
     );
-    // No secret of lwirc's environment reaches the command.
+    // No secret of lwirc's environment reaches the command; the skill, the system and
+    // what a planted link points at stay out of reach.
     let env = results[1]["stdout"].as_str().unwrap();
     assert!(
         !env.contains("sk-test-123") && !env.contains("OPENAI"),
         "{env}"
     );
-    assert!(env.contains("red"), "{env}");
+    assert!(env.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "{env}");
+    let refused = results[1]["stderr"].as_str().unwrap();
+    for why in [
+        "SKILL.md: Read-only file system",
+        "/usr/x': Read-only file system",
+        "root/etc/shadow: No such file or directory",
+    ] {
+        assert!(refused.contains(why), "{why}: {refused}");
+    }
     // Escape sequences: exact in the turn log, cleaned on the terminal.
     let answers: Vec<Value> = events(d)
         .iter()
@@ -1117,7 +1126,25 @@ fn print_shortened_log(d: &Path) {
             e["event"].as_str().unwrap()
         ));
     }
-    let _ = writeln!(std::io::stderr().lock(), "{}", lines.join("\n"));
+    let session: Vec<String> = std::fs::read_to_string(d.join("session/events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let e: Value = serde_json::from_str(l).unwrap();
+            let detail = match e["event"].as_str().unwrap() {
+                "workflow.registered" => e["data"]["version"].to_string(),
+                "validation.completed" => format!("errors {}", e["data"]["errors"]),
+                _ => String::new(),
+            };
+            format!("{:>2} {} {detail}", e["seq"], e["event"].as_str().unwrap())
+        })
+        .collect();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "session/model/events.jsonl:\n{}\nsession/events.jsonl:\n{}",
+        lines.join("\n"),
+        session.join("\n")
+    );
 }
 
 /// A completed `bash` call is not run again when a session killed later resumes.
@@ -1161,6 +1188,29 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
     child.kill().unwrap();
     child.wait().unwrap();
     let second = serve(vec![answer(&sum_draft().to_string())]);
+    // Resumed where the sandbox does not run, the harness offers other tools: drift.
+    let mut hidden = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &second.url,
+            "--session",
+            "session",
+            "--resume",
+        ],
+    );
+    let out = hidden.env("PATH", "/nonexistent").output().unwrap();
+    assert_exit(&out, 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("CapabilityDriftError") && err.contains("globalToolsHash"),
+        "{err}"
+    );
+    assert!(second.requests.lock().unwrap().is_empty());
     let out = compile_code(d, &second.url, &["--resume"]);
     assert_exit(&out, 0);
     let requests = second.requests.lock().unwrap().clone();

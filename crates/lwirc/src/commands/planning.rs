@@ -31,7 +31,9 @@ pub(crate) struct PlannerArgs {
     /// or --planner-model. The server must accept the connection within 10 s, and answer
     /// within --planner-timeout; a redirect is not followed. With --planner too, the
     /// command plans and the harness serves the calls it answers
-    /// `{"kind": "delegate_to_default"}` to.
+    /// `{"kind": "delegate_to_default"}` to. Where the sandbox runs (`lwirc sandbox
+    /// check`), the planner also gets `bash` (in its scratch, with the memory stores at
+    /// /mnt/memory/) and `test_code`; where it does not, neither is offered.
     #[arg(long, value_name = "URL", env = "LWIRC_PLANNER_URL")]
     pub(crate) planner_url: Option<String>,
     /// The model name to ask the server for (default: the planner slot's `model`).
