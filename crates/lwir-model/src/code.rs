@@ -209,39 +209,70 @@ impl CodeFinding {
     }
 }
 
-/// The verdict on `outcome` for a step whose output schema is `output`, with the messages
-/// a run gives.
-pub fn verdict(outcome: &Outcome, output: &Value) -> Verdict {
-    if !outcome.success() {
-        let how = match (outcome.limit, outcome.exit_status, outcome.signal_name()) {
-            (Some(limit), _, _) => format!("was stopped at its {} limit", limit.name()),
+/// How a body ended, as the run log's `code.finished` records it (names for the signal
+/// and the limit, the output as text).
+#[derive(Clone, Copy, Debug)]
+pub struct Ended<'a> {
+    /// The exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// The signal that ended it (`SIGKILL`).
+    pub signal: Option<&'a str>,
+    /// The limit that stopped it (`processes`).
+    pub limit: Option<&'a str>,
+    /// Its standard output, as kept.
+    pub stdout: &'a str,
+    /// Its standard error, as kept.
+    pub stderr: &'a str,
+}
+
+/// A body's result: its standard output as one JSON value when it succeeded (exit 0, no
+/// limit), else the LW1106 finding that fails its step — what every caller of the runner
+/// reads a body's end with (`lwirc run`, a replay of its log, `test_code`).
+pub fn result(ended: &Ended<'_>) -> Result<Value, CodeFinding> {
+    if ended.exit_status != Some(0) || ended.limit.is_some() {
+        let how = match (ended.limit, ended.exit_status, ended.signal) {
+            (Some(limit), _, _) => format!("was stopped at its {limit} limit"),
             (None, Some(status), _) => format!("exited with status {status}"),
             (None, None, Some(signal)) => format!("was killed by {signal}"),
             _ => "ended without an exit status".to_owned(),
         };
-        let stderr = outcome.stderr_text();
-        return Verdict {
-            result: None,
-            finding: Some(CodeFinding::failed(format!(
-                "the body {how}: {}",
-                cut(stderr.trim(), 2000)
-            ))),
-        };
+        return Err(CodeFinding::failed(format!(
+            "the body {how}: {}",
+            cut(ended.stderr.trim(), 2000)
+        )));
     }
-    let stdout = outcome.stdout_text();
-    let Some(value) = parse_strict(stdout.as_bytes()) else {
-        return Verdict {
-            result: None,
-            finding: Some(CodeFinding::failed(format!(
-                "the body's standard output is not one JSON value: {}",
-                cut(&stdout, 500)
-            ))),
-        };
+    parse_strict(ended.stdout.as_bytes()).ok_or_else(|| {
+        CodeFinding::failed(format!(
+            "the body's standard output is not one JSON value: {}",
+            cut(ended.stdout, 500)
+        ))
+    })
+}
+
+/// The verdict on `outcome` for a step whose output schema is `output`, with the messages
+/// a run gives.
+pub fn verdict(outcome: &Outcome, output: &Value) -> Verdict {
+    let (signal, stdout, stderr) = (
+        outcome.signal_name(),
+        outcome.stdout_text(),
+        outcome.stderr_text(),
+    );
+    let ended = Ended {
+        exit_status: outcome.exit_status,
+        signal: signal.as_deref(),
+        limit: outcome.limit.map(|l| l.name()),
+        stdout: &stdout,
+        stderr: &stderr,
     };
-    let finding = check(output, &value);
-    Verdict {
-        result: Some(value),
-        finding,
+    match result(&ended) {
+        Err(finding) => Verdict {
+            result: None,
+            finding: Some(finding),
+        },
+        Ok(value) => Verdict {
+            finding: check(output, &value),
+            result: Some(value),
+        },
     }
 }
 
@@ -302,11 +333,11 @@ fn parse_strict(bytes: &[u8]) -> Option<Value> {
     }
 }
 
-/// At most `max` characters of `text`, with `…` when cut.
+/// At most `max` characters of `text`, with `… (cut)` when cut (as a run's messages).
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
-        Some((at, _)) => format!("{}…", &text[..at]),
+        Some((at, _)) => format!("{}… (cut)", &text[..at]),
     }
 }
 

@@ -429,16 +429,18 @@ impl Planner for ModelPlanner {
                         None => {
                             let at = json!({ "call": call, "exchange": exchange, "id": id, "name": name });
                             self.log("harness.tool_call.started", at.clone(), started)?;
-                            let (event, result) = match self.tools.call(name, arguments) {
-                                Ok(text) => ("harness.tool_call.succeeded", text),
-                                Err(why) => ("harness.tool_call.failed", format!("error: {why}")),
+                            let (event, result, failed) = match self.tools.call(name, arguments) {
+                                Ok(text) => ("harness.tool_call.succeeded", text, false),
+                                Err(why) => {
+                                    ("harness.tool_call.failed", format!("error: {why}"), true)
+                                }
                             };
                             if let Some(on_tool) = &self.config.on_tool {
                                 on_tool(&ToolNote {
                                     name,
                                     arguments,
                                     result: &result,
-                                    failed: event == "harness.tool_call.failed",
+                                    failed,
                                 });
                             }
                             let mut data = at;

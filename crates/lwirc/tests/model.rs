@@ -916,7 +916,7 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
             ),
             (
                 "bash",
-                json!({ "command": "printf '\\033[31mred\\033]0;title\\007\\n'; env; cat /proc/1/environ; echo nope > .agents/skills/writing-code/SKILL.md; touch /usr/x; ln -s / root; cat root/etc/shadow; ls /root" }),
+                json!({ "command": "printf '\\033[31mred\\033]0;title\\007\\n'; env; cat /proc/1/environ; echo nope > .agents/skills/writing-code/SKILL.md; touch /usr/x; ln -s / root; cat root/etc/shadow; ls /root; head -c 1100000 /dev/zero | tr '\\0' y >&2" }),
             ),
         ]),
         answer(&sum_draft().to_string()),
@@ -1000,6 +1000,10 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
     );
     assert!(env.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "{env}");
     let refused = results[1]["stderr"].as_str().unwrap();
+    // Each stream is kept up to 1 MiB, and marked when cut.
+    assert_eq!(results[1]["stderr_truncated"], true);
+    assert_eq!(results[1]["stdout_truncated"], false);
+    assert_eq!(refused.len(), 1 << 20);
     for why in [
         "SKILL.md: Read-only file system",
         "/usr/x': Read-only file system",
