@@ -145,6 +145,12 @@ fn hostile_and_wrong_bodies_fail_their_step() {
             "LW1106",
             "not one JSON value",
         ),
+        (
+            "bash",
+            "printf '\\033[2J\\033]0;pwned\\007gone' >&2; exit 3",
+            "LW1106",
+            "exited with status 3: \\u{1b}[2J\\u{1b}]0;pwned\\u{7}gone",
+        ),
     ];
     for (language, body, code, why) in cases {
         let output = json!({ "type": "object", "properties": { "n": { "type": "integer" } } });
@@ -156,6 +162,15 @@ fn hostile_and_wrong_bodies_fail_their_step() {
             err.contains(&format!("step `c`: {code}")) && err.contains(why),
             "{language} {body}: {err}"
         );
+        // Shown cleaned on the terminal; kept exact in the run log.
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+        if body.contains("pwned") {
+            let log = run_log(d, &err);
+            assert!(
+                log.contains(r#""stderr":"\u001b[2J\u001b]0;pwned\u0007gone""#),
+                "{log}"
+            );
+        }
     }
 }
 
