@@ -1296,3 +1296,35 @@ fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
             .contains("\"bash\"")
     );
 }
+
+/// A command that moves the skills' mount point away and plants a link there (`ln -s /
+/// .agents`) does not redirect the next call's mount: the link is replaced, the skill is
+/// where it should be.
+#[test]
+fn a_link_planted_at_the_skills_mount_point_is_replaced() {
+    if !sandbox_runs("the planted-link session") {
+        return;
+    }
+    let dir = code_setup();
+    let d = dir.path();
+    let server = serve(vec![
+        tool_calls(&[(
+            "bash",
+            json!({ "command": "mv .agents moved && ln -s / .agents && echo planted" }),
+        )]),
+        tool_calls(&[(
+            "bash",
+            json!({ "command": "cat .agents/skills/writing-code/SKILL.md" }),
+        )]),
+        answer(&sum_draft().to_string()),
+    ]);
+    assert_exit(&compile_code(d, &server.url, &[]), 0);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(tool_results(&requests, 1)[0]["stdout"], "planted\n");
+    assert_eq!(
+        tool_results(&requests, 2)[0]["stdout"],
+        "Read the input with json.load(sys.stdin); print one JSON value.\n"
+    );
+    let agents = std::fs::symlink_metadata(d.join("session/scratch/.agents")).unwrap();
+    assert!(agents.is_dir(), "the link was replaced by a directory");
+}
