@@ -652,3 +652,32 @@ fn system_prompt(definition: &Value, sandboxed: bool) -> String {
 fn excerpt(body: &[u8]) -> String {
     lwir_spec::redact::excerpt(body, lwir_spec::redact::EXCERPT_CHARS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_tools_change_the_tools_hash_and_the_prompt() {
+        let tools = json!({ "t": { "description": "a tool" } });
+        assert_ne!(
+            tools_hash(Some(&tools), true),
+            tools_hash(Some(&tools), false)
+        );
+        assert_eq!(tools_hash(None, true), tools_hash(None, true));
+        let definition = json!({ "planner": { "system": "S",
+            "skills": [ { "name": "k", "description": "d" } ] } });
+        let without = system_prompt(&definition, false);
+        assert!(
+            !without.contains("bash") && !without.contains("/mnt/"),
+            "{without}"
+        );
+        let with = system_prompt(&definition, true);
+        let at = |text: &str| with.find(text).unwrap_or_else(|| panic!("{text}: {with}"));
+        assert_eq!(at("S"), 0);
+        assert!(at("/mnt/memory/workflow/lessons-learned.md") < at("Skills:"));
+        assert!(at("cat .agents/skills/k/SKILL.md") < at("Memory stores:"));
+        assert!(at("/mnt/memory/org/") < at("Tools:"));
+        assert!(at("Tools:") < at("- bash:") && at("- bash:") < at("- test_code:"));
+    }
+}
