@@ -131,13 +131,18 @@ pub fn job(body: &CodeBody<'_>) -> Result<Job, CodeError> {
     let mut job = Job::new([*program, *flag, body.body]);
     job.stdin = serde_json::to_vec(body.input).unwrap_or_default();
     job.cwd = "/tmp".into();
-    job.env = vec![
+    job.env = environment();
+    job.limits = Limits::default();
+    Ok(job)
+}
+
+/// The whole environment of a body and of a `bash` command: nothing of lwirc's.
+pub(crate) fn environment() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
         ("HOME".into(), "/tmp".into()),
         ("LANG".into(), "C.UTF-8".into()),
-    ];
-    job.limits = Limits::default();
-    Ok(job)
+    ]
 }
 
 /// A body's run and what it means for the step.

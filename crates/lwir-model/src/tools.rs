@@ -262,11 +262,7 @@ impl Tools {
         let mut job = Job::new(["bash", "-c", command]);
         job.cwd = SCRATCH_INSIDE.into();
         job.mounts = self.mounts()?;
-        job.env = vec![
-            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
-            ("HOME".into(), "/tmp".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-        ];
+        job.env = crate::code::environment();
         let outcome = runner
             .sandbox()
             .run(&job)
