@@ -369,14 +369,22 @@ fn read_limited(root: &Path, path: &Path) -> Result<String, String> {
     Ok(text)
 }
 
+/// Appends `text` (and a newline) to the regular file `path`. `bash` can leave anything in
+/// the `workflow` store, so the file is opened without following a link and without
+/// waiting (a FIFO with no reader would block the session), and must be a regular file.
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
         lwir_repair::files::create_dirs(dir)?;
     }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
     let mut line = text.to_owned();
     if !line.ends_with('\n') {
         line.push('\n');

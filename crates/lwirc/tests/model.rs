@@ -1310,20 +1310,49 @@ fn a_link_planted_at_the_skills_mount_point_is_replaced() {
     let server = serve(vec![
         tool_calls(&[(
             "bash",
-            json!({ "command": "mv .agents moved && ln -s / .agents && echo planted" }),
+            json!({ "command": "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted" }),
         )]),
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "cat .agents/skills/writing-code/SKILL.md" }),
-        )]),
+        tool_calls(&[
+            (
+                "bash",
+                json!({ "command": "cat .agents/skills/writing-code/SKILL.md" }),
+            ),
+            (
+                "append_memory",
+                json!({ "store": "workflow", "path": "lessons-learned.md", "text": "x" }),
+            ),
+        ]),
         answer(&sum_draft().to_string()),
     ]);
-    assert_exit(&compile_code(d, &server.url, &[]), 0);
+    let c = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &server.url,
+            "--session",
+            "session",
+        ],
+    );
+    // A FIFO planted in the memory store does not hang the session.
+    let out = output_within(c, std::time::Duration::from_secs(60));
+    assert_exit(&out, 0);
     let requests = server.requests.lock().unwrap().clone();
     assert_eq!(tool_results(&requests, 1)[0]["stdout"], "planted\n");
     assert_eq!(
         tool_results(&requests, 2)[0]["stdout"],
         "Read the input with json.load(sys.stdin); print one JSON value.\n"
+    );
+    assert!(
+        tool_results(&requests, 2)[1]
+            .as_str()
+            .unwrap()
+            .contains("cannot append to the memory"),
+        "{:?}",
+        tool_results(&requests, 2)
     );
     let agents = std::fs::symlink_metadata(d.join("session/scratch/.agents")).unwrap();
     assert!(agents.is_dir(), "the link was replaced by a directory");
