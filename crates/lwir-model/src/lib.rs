@@ -1,6 +1,7 @@
 //! The built-in planner harness: lwirc itself runs the planner as an agent against any
 //! OpenAI-compatible chat-completions server (a hosted API, vLLM, llama.cpp's server,
-//! Ollama), with skills, memory, a scratch space and a `validate_draft` tool.
+//! Ollama), with skills, memory, a scratch space, a `validate_draft` tool and, where the
+//! sandbox runs, `bash` and `test_code` (see [`code`]).
 //!
 //! One planner call is a conversation: the system prompt (assembled in a fixed order, see
 //! [`ModelPlanner::system_prompt`]), the same `plan` or `repair` request a planner process
@@ -13,6 +14,7 @@
 //! response as received but for its secrets ([`lwir_spec::redact`]); the API key is sent as
 //! a bearer token and written nowhere, not even where a server quotes it back.
 
+pub mod code;
 pub mod http;
 pub mod tools;
 
@@ -80,7 +82,28 @@ pub struct ModelConfig {
     pub record: PathBuf,
     /// Continue the turn log of a crashed session (`--resume`) instead of starting one.
     pub resume: bool,
+    /// The sandbox of the `bash` and `test_code` tools; `None` where it cannot run: then
+    /// neither is offered, nor named in the system prompt.
+    pub code: Option<code::CodeRunner>,
+    /// Told of each tool call as it ends (progress on a terminal).
+    pub on_tool: Option<ToolObserver>,
 }
+
+/// A tool call the model made, as it ended.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolNote<'a> {
+    /// The tool's name (`bash`).
+    pub name: &'a str,
+    /// Its arguments as the model wrote them (hostile text: clean it before showing it).
+    pub arguments: &'a str,
+    /// What was sent back to the model.
+    pub result: &'a str,
+    /// Whether the call failed (its result says why).
+    pub failed: bool,
+}
+
+/// Something told of each tool call.
+pub type ToolObserver = Arc<dyn Fn(&ToolNote<'_>) + Send + Sync>;
 
 impl std::fmt::Debug for ModelConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -94,6 +117,7 @@ impl std::fmt::Debug for ModelConfig {
             .field("timeout", &self.timeout)
             .field("record", &self.record)
             .field("resume", &self.resume)
+            .field("sandboxed", &self.code.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -149,17 +173,28 @@ impl Recorded {
     }
 }
 
-/// lwirc's part of the system prompt: what a planner does and how it answers.
+/// lwirc's part of the system prompt: what a planner does and how it answers. `{lessons}`
+/// is [`LESSONS`] or, with the sandbox, [`LESSONS_BASH`].
 const ROLE: &str = "You are the planner of lwirc. You write LWIR workflow drafts (JSON) for the \
 WorkflowDefinition in the request, using only its tools and model slots, and you repair drafts \
 from the findings lwirc reports. The user message is a request of the lwir-planner/1 protocol: \
 `plan` asks for a first draft, `repair` gives a draft and its findings (each with a code, a JSON \
 Pointer into the draft, a message and often help and a fix) and asks for a draft without errors. \
-Before drafting, read `lessons-learned.md` from the `workflow` memory store (read_memory), and \
-when you have learned something worth keeping, append it there (append_memory). You may check a \
-draft with validate_draft before you answer; it costs no attempt. Answer with exactly one JSON \
-object and nothing else: {\"kind\": \"draft\", \"lwir\": {…the whole LWIR document…}} or, when \
-you cannot produce a valid draft, {\"kind\": \"attention\", \"rationale\": \"why\"}.";
+{lessons} You may check a draft with validate_draft before you answer; it costs no attempt. \
+Answer with exactly one JSON object and nothing else: {\"kind\": \"draft\", \"lwir\": {…the \
+whole LWIR document…}} or, when you cannot produce a valid draft, {\"kind\": \"attention\", \
+\"rationale\": \"why\"}.";
+
+/// Where the role sends the planner for lessons, without the sandbox.
+const LESSONS: &str = "Before drafting, read `lessons-learned.md` from the `workflow` memory \
+store (read_memory), and when you have learned something worth keeping, append it there \
+(append_memory).";
+
+/// Where the role sends the planner for lessons, with `bash`.
+const LESSONS_BASH: &str = "Before drafting, read `/mnt/memory/workflow/lessons-learned.md` \
+with bash (`cat`), and when you have learned something worth keeping, append it there \
+(`>>` in bash, or append_memory). Test every `code.run` body with test_code before you put it \
+in a draft.";
 
 impl ModelPlanner {
     /// The harness for `definition` (its JSON in `definition_json`) with `config`; its
@@ -178,11 +213,13 @@ impl ModelPlanner {
         } else {
             (EventLog::create(&config.record)?, Recorded::default())
         };
-        let system = system_prompt(definition_json);
+        let sandboxed = config.code.is_some();
+        let system = system_prompt(definition_json, sandboxed);
         let client = http::Client::new(&config.url, config.key.clone(), config.timeout);
         let tools = tools::Tools {
             places: config.places.clone(),
             definition,
+            code: config.code.clone(),
         };
         Ok(Self {
             config,
@@ -197,7 +234,7 @@ impl ModelPlanner {
 
     /// The system prompt, in this order: the definition's `planner.system`; lwirc's role
     /// addendum; each active skill's frontmatter and how to read its body; the memory
-    /// stores; the tools.
+    /// stores and the scratch, with where `bash` sees them; the tools.
     pub fn system_prompt(&self) -> &str {
         &self.system
     }
@@ -249,7 +286,7 @@ impl Planner for ModelPlanner {
             let mut body = json!({
                 "model": self.config.model,
                 "messages": messages,
-                "tools": tools::Tools::specs(),
+                "tools": tools::Tools::specs(self.tools.code.is_some()),
             });
             match self.mode {
                 Mode::JsonSchema => body["response_format"] = answer_format(),
@@ -413,10 +450,20 @@ impl Planner for ModelPlanner {
                         None => {
                             let at = json!({ "call": call, "exchange": exchange, "id": id, "name": name });
                             self.log("harness.tool_call.started", at.clone(), started)?;
-                            let (event, result) = match self.tools.call(name, arguments) {
-                                Ok(text) => ("harness.tool_call.succeeded", text),
-                                Err(why) => ("harness.tool_call.failed", format!("error: {why}")),
+                            let (event, result, failed) = match self.tools.call(name, arguments) {
+                                Ok(text) => ("harness.tool_call.succeeded", text, false),
+                                Err(why) => {
+                                    ("harness.tool_call.failed", format!("error: {why}"), true)
+                                }
                             };
+                            if let Some(on_tool) = &self.config.on_tool {
+                                on_tool(&ToolNote {
+                                    name,
+                                    arguments,
+                                    result: &result,
+                                    failed,
+                                });
+                            }
                             let mut data = at;
                             data["result"] = Value::String(result.clone());
                             self.log(event, data, started)?;
@@ -518,6 +565,26 @@ pub fn harness_id() -> String {
 /// The memory stores the built-in planner mounts, for the PlannerManifest.
 pub const MEMORY_STORES: [&str; 2] = ["org", "workflow"];
 
+/// The functions the built-in harness offers the model (`tools` of its requests): `bash`
+/// and `test_code` only with the sandbox.
+pub fn tool_specs(sandboxed: bool) -> Value {
+    tools::Tools::specs(sandboxed)
+}
+
+/// The PlannerManifest's `globalToolsHash` with the built-in harness: `sha256:` over the
+/// RFC 8785 form of `{"definition": <the definition's tools, or null>, "harness": <the
+/// functions offered>}`, so that a harness that offers other tools (or describes them
+/// otherwise) is drift for a session, as a changed allowlist is.
+pub fn tools_hash(definition_tools: Option<&Value>, sandboxed: bool) -> String {
+    let part = json!({
+        "definition": definition_tools.cloned().unwrap_or(Value::Null),
+        "harness": tool_specs(sandboxed),
+    });
+    let bytes = serde_json::to_vec(&part).unwrap_or_default();
+    let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
+    lwir_spec::canon::sha256_of(&canonical)
+}
+
 /// `response_format` for the planner answer. The schema keeps to what strict structured-output
 /// modes accept — every property required, no `oneOf`, alternatives as nullable types — and
 /// is sent non-strict, since the draft inside it is a free-form object; lwirc validates the
@@ -535,21 +602,28 @@ fn answer_format() -> Value {
     } } })
 }
 
-/// The system prompt: `planner.system`, the role, the skills, the memory stores, the tools.
-fn system_prompt(definition: &Value) -> String {
+/// The system prompt: `planner.system`, the role, the skills, the memory stores and the
+/// scratch, the tools; where `bash` sees each, with the sandbox.
+fn system_prompt(definition: &Value, sandboxed: bool) -> String {
     let mut parts = Vec::new();
     if let Some(system) = definition["planner"]["system"].as_str() {
         parts.push(system.to_owned());
     }
-    parts.push(ROLE.to_owned());
+    let lessons = if sandboxed { LESSONS_BASH } else { LESSONS };
+    parts.push(ROLE.replace("{lessons}", lessons));
     let skills: Vec<String> = definition["planner"]["skills"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|s| {
             let name = s["name"].as_str()?;
+            let bash = if sandboxed {
+                format!(", or with bash: `cat .agents/skills/{name}/SKILL.md`")
+            } else {
+                String::new()
+            };
             Some(format!(
-                "- {name}: {} (read its body with read_skill {{\"name\": \"{name}\"}})",
+                "- {name}: {} (read its body with read_skill {{\"name\": \"{name}\"}}{bash})",
                 s["description"].as_str().unwrap_or("")
             ))
         })
@@ -557,13 +631,29 @@ fn system_prompt(definition: &Value) -> String {
     if !skills.is_empty() {
         parts.push(format!("Skills:\n{}", skills.join("\n")));
     }
-    parts.push(
-        "Memory stores:\n- workflow: this workflow's memory, read-write (read_memory, \
-         append_memory); `lessons-learned.md` holds what earlier sessions learned\n- org: the \
-         organisation's memory, read-only (read_memory)"
-            .to_owned(),
-    );
-    let tools: Vec<String> = tools::Tools::specs()
+    if sandboxed {
+        parts.push(format!(
+            "Memory stores:\n- workflow: this workflow's memory, read-write (read_memory, \
+             append_memory; with bash at {workflow}/); `lessons-learned.md` holds what earlier \
+             sessions learned\n- org: the organisation's memory, read-only (read_memory; with \
+             bash at {org}/)\nScratch: this session's scratch space, kept for the whole \
+             session (write_scratch, read_scratch; with bash at {scratch}/, its working \
+             directory). bash runs in a sandbox without network: it sees the system \
+             read-only, these directories, and the skills at .agents/skills/<name>/SKILL.md \
+             (read-only).",
+            workflow = tools::WORKFLOW_MEMORY_INSIDE,
+            org = tools::ORG_MEMORY_INSIDE,
+            scratch = tools::SCRATCH_INSIDE,
+        ));
+    } else {
+        parts.push(
+            "Memory stores:\n- workflow: this workflow's memory, read-write (read_memory, \
+             append_memory); `lessons-learned.md` holds what earlier sessions learned\n- org: \
+             the organisation's memory, read-only (read_memory)"
+                .to_owned(),
+        );
+    }
+    let tools: Vec<String> = tools::Tools::specs(sandboxed)
         .as_array()
         .into_iter()
         .flatten()
@@ -582,4 +672,33 @@ fn system_prompt(definition: &Value) -> String {
 /// The start of a server's answer, for a message, redacted of secrets.
 fn excerpt(body: &[u8]) -> String {
     lwir_spec::redact::excerpt(body, lwir_spec::redact::EXCERPT_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_tools_change_the_tools_hash_and_the_prompt() {
+        let tools = json!({ "t": { "description": "a tool" } });
+        assert_ne!(
+            tools_hash(Some(&tools), true),
+            tools_hash(Some(&tools), false)
+        );
+        assert_eq!(tools_hash(None, true), tools_hash(None, true));
+        let definition = json!({ "planner": { "system": "S",
+            "skills": [ { "name": "k", "description": "d" } ] } });
+        let without = system_prompt(&definition, false);
+        assert!(
+            !without.contains("bash") && !without.contains("/mnt/"),
+            "{without}"
+        );
+        let with = system_prompt(&definition, true);
+        let at = |text: &str| with.find(text).unwrap_or_else(|| panic!("{text}: {with}"));
+        assert_eq!(at("S"), 0);
+        assert!(at("/mnt/memory/workflow/lessons-learned.md") < at("Skills:"));
+        assert!(at("cat .agents/skills/k/SKILL.md") < at("Memory stores:"));
+        assert!(at("/mnt/memory/org/") < at("Tools:"));
+        assert!(at("Tools:") < at("- bash:") && at("- bash:") < at("- test_code:"));
+    }
 }

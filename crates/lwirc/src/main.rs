@@ -42,6 +42,7 @@ enum Command {
     Goal(commands::goal::Args),
     Goals(commands::goals::Args),
     Sandbox(commands::sandbox::Args),
+    TestCode(commands::test_code::Args),
     Run(commands::run::Args),
     Runs(commands::runs::Args),
 }
@@ -106,6 +107,7 @@ fn main() -> ExitCode {
         Command::Goal(args) => commands::goal::run(args),
         Command::Goals(args) => commands::goals::run(args),
         Command::Sandbox(args) => commands::sandbox::run(args),
+        Command::TestCode(args) => commands::test_code::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Runs(args) => commands::runs::run(args),
     };

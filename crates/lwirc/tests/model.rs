@@ -261,7 +261,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(
-        tools,
+        tools[..6],
         [
             "read_skill",
             "read_memory",
@@ -270,6 +270,11 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
             "read_scratch",
             "validate_draft"
         ]
+    );
+    // And, where the sandbox runs, `bash` and `test_code`.
+    assert!(
+        tools[6..].is_empty() || tools[6..] == ["bash", "test_code"],
+        "{tools:?}"
     );
     assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
     // The tool results sent back.
@@ -843,4 +848,569 @@ fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_chec
         1,
         "asked once: {text}"
     );
+}
+
+/// Whether the sandbox runs here; where it does not, the test that needs it says it is
+/// skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
+fn sandbox_runs(test: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path(), &["sandbox", "check"]).output().unwrap();
+    if out.status.code() == Some(0) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+        "the sandbox does not run: {}",
+        stderr(&out)
+    );
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped {test}: the sandbox does not run here"
+    );
+    false
+}
+
+/// The body the model tests and then drafts with.
+const SUM_BODY: &str =
+    "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'total': sum(d['items'])}))";
+
+fn sum_output() -> Value {
+    json!({ "type": "object", "properties": { "total": { "type": "integer" } }, "required": ["total"] })
+}
+
+/// A definition whose work is one `code.run` step, with a skill, in a directory.
+fn code_setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let definition = json!({
+        "name": "sum",
+        "goal": "Sum the numbers of the input.",
+        "input": { "type": "object", "properties": { "items": { "type": "array", "items": { "type": "integer" } } },
+                   "required": ["items"] },
+        "output": sum_output(),
+        "models": { "deep": { "model": "acme/large-5", "quality": "high", "capabilities": ["json_output", "tool_use"] } },
+        "tools": {},
+        "planner": { "model": "deep", "system": "You write LWIR drafts.",
+                     "skills": [ { "name": "writing-code", "description": "How to write code.run bodies." } ] },
+        "limits": { "max_steps": 10, "max_parallel": 4, "max_loop_iterations": 10 }
+    });
+    write_json(dir.path(), "workflow.json", &definition);
+    write_json(dir.path(), "input.json", &json!({ "items": [1, 2, 3] }));
+    let skill = dir.path().join(".agents/skills/writing-code");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "Read the input with json.load(sys.stdin); print one JSON value.\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn sum_draft() -> Value {
+    json!({ "kind": "draft", "lwir": {
+        "lwir": "1", "workflow": "sum",
+        "steps": [ { "id": "sum", "kind": "code.run", "language": "python", "body": SUM_BODY,
+                     "input": "${ input }", "output": sum_output() } ],
+        "output": "${ steps.sum.output }" } })
+}
+
+fn compile_code(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "compile",
+        "workflow.json",
+        "--input",
+        "input.json",
+        "--planner-url",
+        url,
+        "--session",
+        "session",
+    ];
+    args.extend_from_slice(extra);
+    let mut command = command(d, &args);
+    command.env("OPENAI_API_KEY", "sk-test-123");
+    command.output().unwrap()
+}
+
+/// The tool results sent back in request `n` (those of the turn before it).
+fn tool_results(requests: &[Recorded], n: usize) -> Vec<Value> {
+    let messages = requests[n].body["messages"].as_array().unwrap();
+    let last_turn = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .unwrap_or(0);
+    messages[last_turn..]
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let text = m["content"].as_str().unwrap();
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+        })
+        .collect()
+}
+
+/// The planner reads its skill with `bash`, tests its body with `test_code`, writes a
+/// lesson, is refused the `org` store, prints escape sequences, then drafts with the body:
+/// the draft compiles to a registered version, and the lesson is in the workflow's memory.
+#[test]
+fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
+    if !sandbox_runs("the bash and test_code session") {
+        return;
+    }
+    let dir = code_setup();
+    let d = dir.path();
+    let server = serve(vec![
+        tool_calls(&[(
+            "bash",
+            json!({ "command": "cat .agents/skills/writing-code/SKILL.md; cat /mnt/memory/workflow/lessons-learned.md" }),
+        )]),
+        tool_calls(&[(
+            "test_code",
+            json!({ "language": "python", "body": SUM_BODY, "input": { "items": [1, 2, 3] }, "output": sum_output() }),
+        )]),
+        tool_calls(&[
+            (
+                "bash",
+                json!({ "command": "echo 'Sum in Python: json.load(sys.stdin).' >> /mnt/memory/workflow/lessons-learned.md && echo x > /mnt/memory/org/x.md" }),
+            ),
+            (
+                "bash",
+                json!({ "command": "printf '\\033[31mred\\033]0;title\\007\\n'; env; cat /proc/1/environ; echo nope > .agents/skills/writing-code/SKILL.md; touch /usr/x; ln -s / root; cat root/etc/shadow; ls /root; head -c 1100000 /dev/zero | tr '\\0' y >&2" }),
+            ),
+        ]),
+        answer(&sum_draft().to_string()),
+    ]);
+    let out = compile_code(d, &server.url, &[]);
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    assert!(version.starts_with("sha256:"), "{version}");
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 4);
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered[offered.len() - 2..], ["bash", "test_code"]);
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    let at = |text: &str| {
+        system
+            .find(text)
+            .unwrap_or_else(|| panic!("no `{text}` in:\n{system}"))
+    };
+    assert!(at("You are the planner of lwirc") < at("/mnt/memory/workflow/lessons-learned.md"));
+    assert!(at("/mnt/memory/workflow/lessons-learned.md") < at("Skills:"));
+    assert!(at("cat .agents/skills/writing-code/SKILL.md") > at("Skills:"));
+    assert!(at("Skills:") < at("Memory stores:"));
+    assert!(at("Memory stores:") < at("/mnt/memory/org/"));
+    assert!(at("/mnt/scratch/own/") < at("Tools:"));
+    assert!(at("Tools:") < at("- bash: Run `bash -c COMMAND`"));
+
+    // bash: the skill, read-only, at its path; no lessons yet.
+    let cat = &tool_results(&requests, 1)[0];
+    assert_eq!(
+        cat["stdout"],
+        "Read the input with json.load(sys.stdin); print one JSON value.\n"
+    );
+    assert_eq!(cat["exit_status"], 1, "no lessons yet: {cat}");
+    for key in [
+        "exit_status",
+        "signal",
+        "limit",
+        "stdout",
+        "stderr",
+        "stdout_truncated",
+        "stderr_truncated",
+    ] {
+        assert!(cat.get(key).is_some(), "{key} in {cat}");
+    }
+    // test_code: the body's result, and that it fits.
+    let tested = &tool_results(&requests, 2)[0];
+    assert_eq!(tested["result"], json!({ "total": 6 }), "{tested}");
+    assert_eq!(tested["fits"], true);
+    assert_eq!(tested["finding"], Value::Null);
+    // The lesson persists; the org store and the skill are read-only.
+    let results = tool_results(&requests, 3);
+    assert_eq!(results[0]["exit_status"], 1, "{}", results[0]);
+    assert!(
+        results[0]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join(".lwir/memory/workflow/sum/lessons-learned.md")).unwrap(),
+        "Sum in Python: json.load(sys.stdin).\n"
+    );
+    assert!(!d.join(".lwir/memory/org/x.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join(".agents/skills/writing-code/SKILL.md")).unwrap(),
+        "Read the input with json.load(sys.stdin); print one JSON value.\n"
+    );
+    // No secret of lwirc's environment reaches the command; the skill, the system and
+    // what a planted link points at stay out of reach.
+    let env = results[1]["stdout"].as_str().unwrap();
+    assert!(
+        !env.contains("sk-test-123") && !env.contains("OPENAI"),
+        "{env}"
+    );
+    assert!(env.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "{env}");
+    let refused = results[1]["stderr"].as_str().unwrap();
+    // Each stream is kept up to 1 MiB, and marked when cut.
+    assert_eq!(results[1]["stderr_truncated"], true);
+    assert_eq!(results[1]["stdout_truncated"], false);
+    assert_eq!(refused.len(), 1 << 20);
+    for why in [
+        "SKILL.md: Read-only file system",
+        "/usr/x': Read-only file system",
+        "root/etc/shadow: No such file or directory",
+    ] {
+        assert!(refused.contains(why), "{why}: {refused}");
+    }
+    // Escape sequences: exact in the turn log, cleaned on the terminal.
+    let answers: Vec<Value> = events(d)
+        .iter()
+        .filter(|e| e["event"] == "harness.tool_call.succeeded")
+        .map(|e| serde_json::from_str(e["data"]["result"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!(
+        answers[3]["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("\u{1b}[31mred\u{1b}]0;title\u{7}\n"),
+        "{}",
+        answers[3]
+    );
+    let err = stderr(&out);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(err.contains(r"\u{1b}[31mred"), "{err}");
+    assert!(
+        err.contains("tool bash: cat .agents/skills/writing-code/SKILL.md"),
+        "{err}"
+    );
+    assert!(
+        err.contains("tool test_code (python): exit 0, fits its output schema"),
+        "{err}"
+    );
+    // Each call is logged like the other tools.
+    let names: Vec<String> = events(d)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .filter(|n| n.starts_with("harness.tool_call."))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded",
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded",
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded",
+            "harness.tool_call.started",
+            "harness.tool_call.succeeded"
+        ]
+    );
+    // The version runs, and its body gives what test_code said.
+    let bindings = write_json(
+        d,
+        "bindings.json",
+        &json!({ "bindings": "lwir.bindings/1" }),
+    );
+    let out = command(
+        d,
+        &[
+            "run",
+            &version,
+            "--input",
+            "input.json",
+            "--bindings",
+            &bindings,
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({ "total": 6 })
+    );
+    print_shortened_log(d);
+}
+
+/// The session's turn log, one short line per event (for the closing note).
+fn print_shortened_log(d: &Path) {
+    let mut lines = Vec::new();
+    for e in events(d) {
+        let data = &e["data"];
+        let detail = match e["event"].as_str().unwrap() {
+            "harness.model.called" => format!(
+                "call {} exchange {} tools [{}]",
+                data["call"],
+                data["exchange"],
+                data["request"]["tools"]
+                    .as_array()
+                    .map(|t| t
+                        .iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap_or_default())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            ),
+            "harness.model.responded" => {
+                let message = &data["response"]["choices"][0]["message"];
+                let calls: Vec<&str> = message["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| c["function"]["name"].as_str().unwrap_or_default())
+                    .collect();
+                if calls.is_empty() {
+                    format!("status {} answer", data["status"])
+                } else {
+                    format!("status {} tool calls {}", data["status"], calls.join(", "))
+                }
+            }
+            _ => format!(
+                "{} {}",
+                data["name"].as_str().unwrap_or_default(),
+                data["result"]
+                    .as_str()
+                    .map(|r| r.chars().take(90).collect::<String>())
+                    .unwrap_or_default()
+            ),
+        };
+        lines.push(format!(
+            "{:>2} {} {detail}",
+            e["seq"],
+            e["event"].as_str().unwrap()
+        ));
+    }
+    let session: Vec<String> = std::fs::read_to_string(d.join("session/events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let e: Value = serde_json::from_str(l).unwrap();
+            let detail = match e["event"].as_str().unwrap() {
+                "workflow.registered" => e["data"]["version"].to_string(),
+                "validation.completed" => format!("errors {}", e["data"]["errors"]),
+                _ => String::new(),
+            };
+            format!("{:>2} {} {detail}", e["seq"], e["event"].as_str().unwrap())
+        })
+        .collect();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "session/model/events.jsonl:\n{}\nsession/events.jsonl:\n{}",
+        lines.join("\n"),
+        session.join("\n")
+    );
+}
+
+/// A completed `bash` call is not run again when a session killed later resumes.
+#[test]
+fn a_completed_bash_call_is_not_run_again_on_resume() {
+    if !sandbox_runs("the bash resume session") {
+        return;
+    }
+    let dir = code_setup();
+    let d = dir.path();
+    let first = serve(vec![
+        tool_calls(&[(
+            "bash",
+            json!({ "command": "echo once >> /mnt/memory/workflow/count.txt; wc -l < /mnt/memory/workflow/count.txt" }),
+        )]),
+        (0, vec![], String::new()),
+    ]);
+    let mut child = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &first.url,
+            "--session",
+            "session",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while first.requests.lock().unwrap().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "turn 2 was never sent"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let second = serve(vec![answer(&sum_draft().to_string())]);
+    // Resumed where the sandbox does not run, the harness offers other tools: drift.
+    let mut hidden = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &second.url,
+            "--session",
+            "session",
+            "--resume",
+        ],
+    );
+    let out = hidden.env("PATH", "/nonexistent").output().unwrap();
+    assert_exit(&out, 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("CapabilityDriftError") && err.contains("globalToolsHash"),
+        "{err}"
+    );
+    assert!(second.requests.lock().unwrap().is_empty());
+    let out = compile_code(d, &second.url, &["--resume"]);
+    assert_exit(&out, 0);
+    let requests = second.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "only the turn in flight is sent again");
+    assert_eq!(tool_results(&requests, 0)[0]["stdout"], "1\n");
+    assert_eq!(
+        std::fs::read_to_string(d.join(".lwir/memory/workflow/sum/count.txt")).unwrap(),
+        "once\n",
+        "the completed bash call was not run again"
+    );
+}
+
+/// With bubblewrap hidden from PATH, neither `bash` nor `test_code` is offered or named in
+/// the system prompt, standard error says so once, and a call the model makes anyway is
+/// answered "there is no tool"; the session still compiles.
+#[test]
+fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
+    let dir = code_setup();
+    let d = dir.path();
+    let server = serve(vec![
+        tool_calls(&[("bash", json!({ "command": "id" }))]),
+        answer(&sum_draft().to_string()),
+    ]);
+    let mut c = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &server.url,
+            "--session",
+            "session",
+        ],
+    );
+    c.env("PATH", "/nonexistent");
+    let out = c.output().unwrap();
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("the planner is not offered `bash` or `test_code`")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("apt-get install bubblewrap"), "{err}");
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        let names: Vec<&str> = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            !names.contains(&"bash") && !names.contains(&"test_code"),
+            "{names:?}"
+        );
+        let system = r.body["messages"][0]["content"].as_str().unwrap();
+        assert!(
+            !system.contains("bash") && !system.contains("/mnt/"),
+            "{system}"
+        );
+    }
+    assert_eq!(
+        tool_results(&requests, 1)[0],
+        "error: there is no tool `bash`"
+    );
+    // The tools recorded as offered (the first model call) do not include them.
+    let first = events(d)
+        .into_iter()
+        .find(|e| e["event"] == "harness.model.called")
+        .unwrap();
+    assert!(
+        !first["data"]["request"]["tools"]
+            .to_string()
+            .contains("\"bash\"")
+    );
+}
+
+/// A command that moves the skills' mount point away and plants a link there (`ln -s /
+/// .agents`) does not redirect the next call's mount: the link is replaced, the skill is
+/// where it should be.
+#[test]
+fn a_link_planted_at_the_skills_mount_point_is_replaced() {
+    if !sandbox_runs("the planted-link session") {
+        return;
+    }
+    let dir = code_setup();
+    let d = dir.path();
+    let server = serve(vec![
+        tool_calls(&[(
+            "bash",
+            json!({ "command": "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted" }),
+        )]),
+        tool_calls(&[
+            (
+                "bash",
+                json!({ "command": "cat .agents/skills/writing-code/SKILL.md" }),
+            ),
+            (
+                "append_memory",
+                json!({ "store": "workflow", "path": "lessons-learned.md", "text": "x" }),
+            ),
+        ]),
+        answer(&sum_draft().to_string()),
+    ]);
+    let c = command(
+        d,
+        &[
+            "compile",
+            "workflow.json",
+            "--input",
+            "input.json",
+            "--planner-url",
+            &server.url,
+            "--session",
+            "session",
+        ],
+    );
+    // A FIFO planted in the memory store does not hang the session.
+    let out = output_within(c, std::time::Duration::from_secs(60));
+    assert_exit(&out, 0);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(tool_results(&requests, 1)[0]["stdout"], "planted\n");
+    assert_eq!(
+        tool_results(&requests, 2)[0]["stdout"],
+        "Read the input with json.load(sys.stdin); print one JSON value.\n"
+    );
+    assert!(
+        tool_results(&requests, 2)[1]
+            .as_str()
+            .unwrap()
+            .contains("cannot append to the memory"),
+        "{:?}",
+        tool_results(&requests, 2)
+    );
+    let agents = std::fs::symlink_metadata(d.join("session/scratch/.agents")).unwrap();
+    assert!(agents.is_dir(), "the link was replaced by a directory");
 }

@@ -810,10 +810,14 @@ fn mcp_tools_and_code_run_are_not_available_yet() {
         &def,
     );
     let b = bindings(dir.path(), &[], json!({}));
-    let out = lwirc(
+    // With bubblewrap hidden (where it runs, `code.run` does: tests/code_run.rs).
+    let out = command(
         dir.path(),
         &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    )
+    .env("PATH", "/nonexistent")
+    .output()
+    .unwrap();
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(

@@ -14,8 +14,8 @@ use super::{
 use crate::bindings::{Bindings, ModelBinding, ToolBinding};
 
 /// Effects as `bindings` place them: command tools and models, models on an
-/// OpenAI-compatible server. Tools over MCP and `code.run` fail with
-/// [`Code::CapabilityUnavailable`] until `lwir-mcp` and `lwir-sandbox` are wired in.
+/// OpenAI-compatible server, `code.run` in the sandbox. Tools over MCP fail with
+/// [`Code::CapabilityUnavailable`] until `lwir-mcp` is wired in.
 pub struct Bound {
     bindings: Bindings,
     clients: Mutex<BTreeMap<String, Arc<Client>>>,
@@ -43,10 +43,6 @@ impl Bound {
         }))
     }
 }
-
-/// What `code.run` answers until the sandbox is wired in.
-const NO_SANDBOX: &str = "`code.run` runs in the bubblewrap sandbox, which this build of \
-     lwirc does not have yet (lwir-sandbox is not wired in); nothing runs unconfined";
 
 fn mcp_unavailable(tool: &str, server: &str) -> EffectError {
     EffectError::new(
@@ -88,8 +84,8 @@ impl Effects for Bound {
         }
     }
 
-    fn code(&self, _run: &CodeRun) -> Result<CodeOutcome, EffectError> {
-        Err(EffectError::new(Code::CapabilityUnavailable, NO_SANDBOX))
+    fn code(&self, run: &CodeRun) -> Result<CodeOutcome, EffectError> {
+        super::code::run(run)
     }
 
     fn surface(&self, tools: &[&str], slots: &[&str]) -> Result<Surface, EffectError> {

@@ -7,11 +7,12 @@
 //! of these calls, which is why a run can be resumed and replayed from its log.
 //!
 //! - [`Bound`]: the effects a bindings file describes (command tools and models, models on
-//!   an OpenAI-compatible server; tools over MCP and `code.run` answer
-//!   [`Code::CapabilityUnavailable`] until their crates are wired in);
+//!   an OpenAI-compatible server, `code.run` in the sandbox; tools over MCP answer
+//!   [`Code::CapabilityUnavailable`] until their crate is wired in);
 //! - [`fake`]: an in-process implementation for tests and benchmarks.
 
 mod bound;
+mod code;
 mod command;
 pub mod fake;
 mod http;

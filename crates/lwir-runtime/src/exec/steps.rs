@@ -768,37 +768,23 @@ impl<'p> Exec<'p, '_> {
                 }
                 let outcome = match outcome {
                     Err(e) => Err(Failure::new(e.code, e.message)),
-                    Ok(o) if o.exit_status == Some(0) && o.limit.is_none() => {
-                        match values::parse_strict(o.stdout.as_bytes()) {
-                            None => Err(Failure::new(
-                                Code::CodeRunFailed,
-                                format!(
-                                    "the body's standard output is not one JSON value: {}",
-                                    cut(&o.stdout, 500)
-                                ),
-                            )),
-                            Some(v) => {
-                                let key =
-                                    format!("step:{}:output", self.frame(fid).steps[i].pointer);
-                                self.schemas
-                                    .check(&key, &output, &v)
-                                    .map(|()| v)
-                                    .map_err(|m| m.failure("the body's result"))
-                            }
+                    // Read as the code runner reads every body's end (`test_code` too).
+                    Ok(o) => match lwir_model::code::result(&lwir_model::code::Ended {
+                        exit_status: o.exit_status,
+                        signal: o.signal.as_deref(),
+                        limit: o.limit.as_deref(),
+                        stdout: &o.stdout,
+                        stderr: &o.stderr,
+                    }) {
+                        Err(f) => Err(Failure::new(f.code, f.message)),
+                        Ok(v) => {
+                            let key = format!("step:{}:output", self.frame(fid).steps[i].pointer);
+                            self.schemas
+                                .check(&key, &output, &v)
+                                .map(|()| v)
+                                .map_err(|m| m.failure("the body's result"))
                         }
-                    }
-                    Ok(o) => {
-                        let how = match (&o.limit, o.exit_status, &o.signal) {
-                            (Some(limit), _, _) => format!("was stopped at its {limit} limit"),
-                            (None, Some(status), _) => format!("exited with status {status}"),
-                            (None, None, Some(signal)) => format!("was killed by {signal}"),
-                            _ => "ended without an exit status".to_owned(),
-                        };
-                        Err(Failure::new(
-                            Code::CodeRunFailed,
-                            format!("the body {how}: {}", cut(o.stderr.trim(), 2000)),
-                        ))
-                    }
+                    },
                 };
                 match outcome {
                     Ok(v) => self.succeed(fid, i, Some(v)),

@@ -18,6 +18,7 @@ pub(crate) mod repair;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod sandbox;
+pub(crate) mod test_code;
 pub(crate) mod validate;
 
 use std::io::{IsTerminal, Read, Write};

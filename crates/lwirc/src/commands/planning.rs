@@ -2,6 +2,7 @@
 //! standard error, and the final report.
 
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use lwir_render::terminal::sanitize;
@@ -30,7 +31,9 @@ pub(crate) struct PlannerArgs {
     /// or --planner-model. The server must accept the connection within 10 s, and answer
     /// within --planner-timeout; a redirect is not followed. With --planner too, the
     /// command plans and the harness serves the calls it answers
-    /// `{"kind": "delegate_to_default"}` to.
+    /// `{"kind": "delegate_to_default"}` to. Where the sandbox runs (`lwirc sandbox
+    /// check`), the planner also gets `bash` (in its scratch, with the memory stores at
+    /// /mnt/memory/) and `test_code`; where it does not, neither is offered.
     #[arg(long, value_name = "URL", env = "LWIRC_PLANNER_URL")]
     pub(crate) planner_url: Option<String>,
     /// The model name to ask the server for (default: the planner slot's `model`).
@@ -81,6 +84,10 @@ pub(crate) struct PlannerArgs {
     /// No progress lines on standard error.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+    /// The sandbox of the harness's `bash` and `test_code`, probed once (`None`: it cannot
+    /// run here, and neither tool is offered).
+    #[arg(skip)]
+    sandbox: OnceLock<Option<lwir_model::code::CodeRunner>>,
 }
 
 /// Formats of the final report.
@@ -102,8 +109,8 @@ impl PlannerArgs {
         }
     }
 
-    /// With the built-in harness, the PlannerManifest names it and the memory stores it
-    /// mounts.
+    /// With the built-in harness, the PlannerManifest names it, the memory stores it
+    /// mounts, and the tools it offers (in `globalToolsHash`, beside the definition's).
     pub(crate) fn adjust_manifest(&self, prepared: &mut Prepared) {
         if self.planner_url.is_some() {
             prepared.manifest.harness_id = lwir_model::harness_id();
@@ -111,7 +118,26 @@ impl PlannerArgs {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect();
+            prepared.manifest.global_tools_hash =
+                lwir_model::tools_hash(prepared.value.get("tools"), self.sandbox().is_some());
         }
+    }
+
+    /// The sandbox of the built-in harness's `bash` and `test_code`, probed the first time;
+    /// where it cannot run, standard error says so once, and neither tool is offered.
+    fn sandbox(&self) -> Option<&lwir_model::code::CodeRunner> {
+        self.sandbox
+            .get_or_init(|| match lwir_model::code::CodeRunner::probe() {
+                Ok(runner) => Some(runner),
+                Err(why) => {
+                    eprintln!(
+                        "lwirc: the planner is not offered `bash` or `test_code`: {}",
+                        sanitize(&why.to_string())
+                    );
+                    None
+                }
+            })
+            .as_ref()
     }
 
     /// The planner as a session names it: the command, or the model server and model.
@@ -205,6 +231,8 @@ impl PlannerArgs {
             },
             record: session_dir.join("model"),
             resume,
+            code: self.sandbox().cloned(),
+            on_tool: (!self.quiet).then(|| Arc::new(tool_progress) as lwir_model::ToolObserver),
         };
         let planner =
             lwir_model::ModelPlanner::new(config, prepared.definition.clone(), &prepared.value)
@@ -357,6 +385,59 @@ pub(crate) fn progress(event: &SessionEvent, replayed: bool) {
         SessionEvent::Started(_)
         | SessionEvent::WorkflowRegistered(_)
         | SessionEvent::SessionFailed(_) => {}
+    }
+}
+
+/// One progress line per tool call of the built-in harness (more for `bash` and
+/// `test_code`: what ran and how it ended). Everything the model wrote or a command printed
+/// is cleaned of terminal controls; the turn log keeps it exact.
+fn tool_progress(note: &lwir_model::ToolNote<'_>) {
+    let arguments: Value = serde_json::from_str(note.arguments).unwrap_or(Value::Null);
+    let answer: Value = serde_json::from_str(note.result).unwrap_or(Value::Null);
+    let shown = |text: &str| sanitize(&lwir_render::terminal::excerpt(text, 120)).into_owned();
+    let name = shown(note.name);
+    if note.failed {
+        eprintln!("  tool {name}: {}", shown(note.result));
+        return;
+    }
+    let ended = |answer: &Value| match (&answer["limit"], &answer["exit_status"], &answer["signal"])
+    {
+        (Value::String(limit), _, _) => format!("stopped at its {limit} limit"),
+        (_, Value::Number(status), _) => format!("exit {status}"),
+        (_, _, Value::String(signal)) => format!("killed by {signal}"),
+        _ => "ended".to_owned(),
+    };
+    match note.name {
+        "bash" => {
+            eprintln!(
+                "  tool bash: {} → {}",
+                shown(arguments["command"].as_str().unwrap_or_default()),
+                ended(&answer)
+            );
+            for line in answer["stdout"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .take(3)
+            {
+                eprintln!("    | {}", shown(line));
+            }
+        }
+        "test_code" => {
+            let verdict = match answer["finding"]["code"].as_str() {
+                None => "fits its output schema".to_owned(),
+                Some(code) => format!(
+                    "{code} {}",
+                    shown(answer["finding"]["message"].as_str().unwrap_or_default())
+                ),
+            };
+            eprintln!(
+                "  tool test_code ({}): {}, {verdict}",
+                shown(arguments["language"].as_str().unwrap_or_default()),
+                ended(&answer)
+            );
+        }
+        _ => eprintln!("  tool {name}"),
     }
 }
 

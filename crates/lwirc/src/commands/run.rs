@@ -34,7 +34,8 @@ use crate::exit;
 /// model reads the chat request and prints its answer; a model may be any OpenAI-compatible
 /// server (`url`, `api_key_env`). Commands get `PATH`, `HOME`, `LANG` and the variables
 /// their binding lists, nothing else of lwirc's environment. In this build tools over MCP
-/// and `code.run` steps are not available (LW1108).
+/// are not available (LW1108). `code.run` bodies run in the bubblewrap sandbox (as `lwirc
+/// test-code` runs them); where it cannot run they fail with LW1108, nothing unconfined.
 ///
 /// Exit status: 0 the run succeeded; 1 it failed (the step, the error and its code on
 /// standard error) or the input does not fit (findings); 2 usage error, unreadable file or
