@@ -17,7 +17,7 @@
 //! integers outside ±(2^53 − 1), and numbers that overflow a double.
 
 use crate::codes::Code;
-use crate::finding::Finding;
+use crate::finding::{Applicability, Finding, Fix, PatchOp};
 use crate::pointer::{self, PathStack, array_index};
 use crate::span::Span;
 
@@ -406,16 +406,34 @@ impl Context {
         for &(first, repeat) in &duplicates {
             let (f, r) = (&members[first], &members[repeat]);
             let pointer = pointer::join(&base, &r.key);
-            self.findings.push(
-                Finding::new(
-                    Code::DuplicateKey,
-                    pointer.clone(),
-                    r.key_span,
-                    format!("duplicate key `{}`", r.key),
-                )
-                .with_help("readers disagree on which value wins; keep one of them")
-                .with_related(pointer, f.key_span, "first defined here"),
-            );
+            let mut finding = Finding::new(
+                Code::DuplicateKey,
+                pointer.clone(),
+                r.key_span,
+                format!("duplicate key `{}`", r.key),
+            )
+            .with_help("readers disagree on which value wins; keep one of them")
+            .with_related(pointer.clone(), f.key_span, "first defined here");
+            // Equal values mean the same to every reader: keeping one is certain. As text
+            // edits, `remove` drops the first member and `add` then finds the repeat.
+            let value = f.value.to_json();
+            if value == r.value.to_json() {
+                finding = finding
+                    .with_help("both values are equal; keep one of them")
+                    .with_fix(Fix {
+                        applicability: Applicability::MachineApplicable,
+                        patch: vec![
+                            PatchOp::Remove {
+                                path: pointer.clone(),
+                            },
+                            PatchOp::Add {
+                                path: pointer,
+                                value,
+                            },
+                        ],
+                    });
+            }
+            self.findings.push(finding);
         }
         let mut drop = vec![false; members.len()];
         for &(_, repeat) in &duplicates {
