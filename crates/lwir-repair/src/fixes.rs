@@ -175,6 +175,9 @@ pub struct Pass {
     pub errors_before: usize,
     /// Errors after it.
     pub errors_after: usize,
+    /// Errors (by code and pointer) the draft had before the pass and not after it: what
+    /// the fixes removed.
+    pub errors_removed: usize,
     /// The state after the pass.
     pub state: String,
 }
@@ -216,6 +219,54 @@ pub fn apply_safe_fixes(
     max_passes: u32,
     on_pass: &mut dyn FnMut(&Pass),
 ) -> FixOutcome {
+    apply_fixes(
+        check,
+        draft,
+        checked,
+        seen,
+        max_passes,
+        Applicability::MachineApplicable,
+        on_pass,
+    )
+}
+
+/// Every fix a draft's findings offer, applied as `lwirc fix` and the editor's fix-all
+/// apply them: validates `draft`, then [`apply_fixes`] from a fresh session, at most
+/// [`MAX_FIX_PASSES`] passes. With `unsafe_fixes`, `maybe-incorrect` fixes are applied
+/// too (`lwirc fix --unsafe-fixes`).
+pub fn fix_draft(check: &mut dyn Check, draft: Vec<u8>, unsafe_fixes: bool) -> FixOutcome {
+    let checked = check.check(&draft);
+    let mut seen = Seen::default();
+    seen.visit(&checked);
+    let least = if unsafe_fixes {
+        Applicability::MaybeIncorrect
+    } else {
+        Applicability::MachineApplicable
+    };
+    apply_fixes(
+        check,
+        draft,
+        checked,
+        &mut seen,
+        MAX_FIX_PASSES,
+        least,
+        &mut |_| {},
+    )
+}
+
+/// [`apply_safe_fixes`] with the fixes of applicability `least` or safer:
+/// [`Applicability::MachineApplicable`] for the unattended loop, or
+/// [`Applicability::MaybeIncorrect`] for every fix offered (still rolled back when they add
+/// an error).
+pub fn apply_fixes(
+    check: &mut dyn Check,
+    draft: Vec<u8>,
+    checked: Checked,
+    seen: &mut Seen,
+    max_passes: u32,
+    least: Applicability,
+    on_pass: &mut dyn FnMut(&Pass),
+) -> FixOutcome {
     let mut outcome = FixOutcome {
         draft,
         checked,
@@ -239,7 +290,7 @@ pub fn apply_safe_fixes(
             bytes: &outcome.draft,
             document: &document,
         };
-        let candidates = disjoint_fixes(&outcome.checked.findings);
+        let candidates = disjoint_fixes(&outcome.checked.findings, least);
         if candidates.is_empty() {
             outcome.stop = FixStop::NoFixes;
             return outcome;
@@ -252,11 +303,19 @@ pub fn apply_safe_fixes(
             return outcome;
         };
         seen.leave_with(applied.iter().map(|f| f.code));
+        let still = checked.error_keys();
+        let errors_removed = outcome
+            .checked
+            .error_keys()
+            .iter()
+            .filter(|k| !still.contains(k))
+            .count();
         let pass = Pass {
             applied,
             rolled_back,
             errors_before,
             errors_after: checked.errors(),
+            errors_removed,
             state: checked.state.clone(),
         };
         on_pass(&pass);
@@ -478,16 +537,18 @@ fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
         .collect()
 }
 
-/// The machine-applicable fixes of errors in the draft, in finding order, keeping each only
+/// The fixes of errors in the draft (machine-applicable ones, or all with `least`
+/// maybe-incorrect), in finding order, keeping each only
 /// when its paths are disjoint from those of every fix kept before it.
-fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
+fn disjoint_fixes(findings: &[Finding], least: Applicability) -> Vec<AppliedFix> {
     let mut taken: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for f in findings {
         let Some(fix) = &f.fix else { continue };
         if !f.is_error()
             || f.origin != lwir_spec::Origin::Draft
-            || fix.applicability != Applicability::MachineApplicable
+            || !(fix.applicability == Applicability::MachineApplicable
+                || least == Applicability::MaybeIncorrect)
             || fix.patch.is_empty()
         {
             continue;
