@@ -212,9 +212,13 @@ fn summary(
     }
     text.push('\n');
     if with_fix > 0 {
+        let (what, verb) = if with_fix == 1 {
+            ("1 remaining error offers".to_owned(), "it")
+        } else {
+            (format!("{with_fix} remaining errors offer"), "them")
+        };
         text.push_str(&format!(
-            "{} offer a maybe-incorrect fix (see them with `lwirc validate`; apply them with `--unsafe-fixes`)\n",
-            plural(with_fix, "remaining error"),
+            "{what} a maybe-incorrect fix (apply {verb} with `--unsafe-fixes`, after reading {verb})\n"
         ));
     }
     text
