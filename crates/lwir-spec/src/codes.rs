@@ -492,7 +492,12 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// A string outside a closed list of values (a `language`, a quality tier, a
+    /// capability) replaced with the listed value that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable
+    /// (`Python` → `python`); a further one is maybe-incorrect. Other values have no
+    /// automatic fix.
     InvalidValue = "LW106", "invalid-value", Shape, Error, Stable;
 
     /// A JSON Schema uses a keyword outside the supported subset.
@@ -519,7 +524,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Renaming a keyword to the supported keyword that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) (`maxLenght` →
+    /// `maxLength`), when the schema does not have it yet, is machine-applicable; a further
+    /// one is maybe-incorrect. A keyword outside the subset has no automatic fix.
     UnsupportedSchemaKeyword = "LW107", "unsupported-schema-keyword", Shape, Error, Stable;
 
     /// A `$ref` is not a local reference into `$defs`.
@@ -565,7 +574,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the one definition name one edit away is machine-applicable.
+    /// Replacing with the `$defs` name that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further one
+    /// is maybe-incorrect.
     DanglingSchemaRef = "LW109", "dangling-schema-ref", Shape, Error, Stable;
 
     /// The document declares an LWIR version this lwirc does not implement.
@@ -614,8 +626,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing an unknown type name with the one type name one edit away is
-    /// machine-applicable.
+    /// Replacing an unknown type name with the type name that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
+    /// machine-applicable (`strng`, `String` → `string`); a further one is maybe-incorrect.
     InvalidSchema = "LW111", "invalid-schema", Shape, Error, Stable;
 
     /// An expression or template does not parse.
