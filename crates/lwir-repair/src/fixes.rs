@@ -4,7 +4,8 @@
 //! A pass takes the machine-applicable fixes of the draft's errors, keeps the ones that touch
 //! disjoint parts of the document (no fix's path equal to, inside or around another's),
 //! applies them together and revalidates. A pass whose result has an error the draft did not
-//! have before is redone without the fixes in whose steps the new errors are (one more
+//! have before (and that has no machine-applicable fix of its own, which the next pass
+//! applies) is redone without the fixes in whose steps the new errors are (one more
 //! validation), and only when the harm crosses steps one fix at a time (at most 32
 //! validations a pass), rolling back each fix that adds an error, so one bad fix does not
 //! cost the good ones and ten thousand bad ones do not cost ten thousand validations.
@@ -523,13 +524,22 @@ fn adds_errors(before: &Checked, after: &Checked) -> bool {
     !added_errors(before, after).is_empty()
 }
 
-/// The errors (by code and pointer) `after` has and `before` did not, in finding order.
+/// The errors (by code and pointer) `after` has and `before` did not, in finding order,
+/// except those with a machine-applicable fix of their own: a fix that lets the validators
+/// see further (a step kind corrected, whose tool is then checked) reveals errors rather
+/// than making them, and the next pass takes those up.
 fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
     let old = before.error_keys();
     after
         .findings
         .iter()
-        .filter(|f| f.is_error() && !old.contains(&(f.code, f.pointer.as_str())))
+        .filter(|f| {
+            f.is_error()
+                && !old.contains(&(f.code, f.pointer.as_str()))
+                && !f.fix.as_ref().is_some_and(|x| {
+                    x.applicability == Applicability::MachineApplicable && !x.patch.is_empty()
+                })
+        })
         .map(|f| AddedError {
             code: f.code,
             pointer: f.pointer.clone(),
