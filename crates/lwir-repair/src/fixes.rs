@@ -377,13 +377,13 @@ fn run_pass(
         return None;
     }
     let checked = check.check(&bytes);
-    if !adds_errors(before, &checked) {
+    if !adds_errors(before, &checked, &applied) {
         return Some((bytes, checked, applied, rolled_back));
     }
     // Some fix made things worse. First undo, in one go, the fixes in whose step an added
     // error is (usually each bad fix breaks its own step): one more validation, however many
     // fixes there are.
-    let added = added_errors(before, &checked);
+    let added = added_errors(before, &checked, &applied);
     let (suspects, innocent): (Vec<_>, Vec<_>) = applied
         .into_iter()
         .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
@@ -394,7 +394,7 @@ fn run_pass(
             return None;
         }
         let trial_checked = check.check(&trial_bytes);
-        if !adds_errors(before, &trial_checked) {
+        if !adds_errors(before, &trial_checked, &kept) {
             for mut fix in suspects {
                 fix.added_errors = added
                     .iter()
@@ -475,7 +475,7 @@ fn one_at_a_time(
         };
         let checked = check.check(&bytes);
         checks += 1;
-        let added = added_errors(&current.1, &checked);
+        let added = added_errors(&current.1, &checked, std::slice::from_ref(&fix));
         if !added.is_empty() {
             fix.added_errors = added;
             rolled_back.push(fix);
@@ -519,17 +519,45 @@ fn step_of(path: &str) -> &str {
     &path[..end]
 }
 
-/// Whether `after` has an error (by code and pointer) that `before` did not.
-fn adds_errors(before: &Checked, after: &Checked) -> bool {
-    !added_errors(before, after).is_empty()
+/// Whether `after` has an error (by code and pointer) that `before` did not and that
+/// `fixes` made rather than revealed ([`added_errors`]).
+fn adds_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> bool {
+    !added_errors(before, after, fixes).is_empty()
 }
 
 /// The errors (by code and pointer) `after` has and `before` did not, in finding order,
-/// except those with a machine-applicable fix of their own: a fix that lets the validators
-/// see further (a step kind corrected, whose tool is then checked) reveals errors rather
-/// than making them, and the next pass takes those up.
-fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
+/// that the fixes `fixes` made rather than revealed. A fix that lets the validators see
+/// further reveals errors the draft had all along: a tool renamed to one in the allowlist
+/// has its arguments checked, a step kind corrected has its fields checked. Those are not
+/// counted: an error with a machine-applicable fix of its own (the next pass applies it),
+/// and an error inside the step a fix edits but outside every value the fixes wrote (the
+/// fixes did not touch what it is about). An error at or around a written value, or
+/// outside the steps the fixes edit, is counted.
+fn added_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> Vec<AddedError> {
     let old = before.error_keys();
+    // The written paths with all their ancestors, and the steps they are in: each error
+    // is then judged by its own ancestors (linear in the draft, whatever the fix count).
+    let mut written: HashSet<&str> = HashSet::new();
+    let mut around: HashSet<&str> = HashSet::new();
+    let mut steps: HashSet<&str> = HashSet::new();
+    for path in fixes.iter().flat_map(|f| f.patch.iter().flat_map(paths_of)) {
+        written.insert(path);
+        around.extend(ancestors(path));
+        let step = step_of(path);
+        if !step.is_empty() {
+            steps.insert(step);
+        }
+    }
+    let revealed = |pointer: &str| {
+        let mut in_step = false;
+        for a in ancestors(pointer).chain(std::iter::once(pointer)) {
+            if written.contains(a) {
+                return false;
+            }
+            in_step |= steps.contains(a);
+        }
+        in_step && !around.contains(pointer)
+    };
     after
         .findings
         .iter()
@@ -539,12 +567,21 @@ fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
                 && !f.fix.as_ref().is_some_and(|x| {
                     x.applicability == Applicability::MachineApplicable && !x.patch.is_empty()
                 })
+                && !revealed(&f.pointer)
         })
         .map(|f| AddedError {
             code: f.code,
             pointer: f.pointer.clone(),
         })
         .collect()
+}
+
+/// The proper ancestors of a pointer, the root (`""`) first: `""`, `/steps`, `/steps/0`
+/// for `/steps/0/tool`.
+fn ancestors(pointer: &str) -> impl Iterator<Item = &str> {
+    pointer
+        .match_indices('/')
+        .map(move |(i, _)| &pointer[..i])
 }
 
 /// The fixes of errors in the draft (machine-applicable ones, or all with `least`
@@ -618,6 +655,13 @@ mod tests {
         assert!(!overlaps("/steps/0", "/steps/01"));
         assert!(!overlaps("/steps/1/tool", "/steps/0/tool"));
         assert!(overlaps("", "/steps"));
+    }
+
+    #[test]
+    fn ancestors_of_a_pointer() {
+        let all: Vec<&str> = ancestors("/steps/0/tool").collect();
+        assert_eq!(all, ["", "/steps", "/steps/0"]);
+        assert_eq!(ancestors("").count(), 0);
     }
 
     #[test]
