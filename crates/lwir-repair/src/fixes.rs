@@ -530,9 +530,10 @@ fn adds_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> bool 
 /// further reveals errors the draft had all along: a tool renamed to one in the allowlist
 /// has its arguments checked, a step kind corrected has its fields checked. Those are not
 /// counted: an error with a machine-applicable fix of its own (the next pass applies it),
-/// and an error inside the step a fix edits but outside every value the fixes wrote (the
-/// fixes did not touch what it is about). An error at or around a written value, or
-/// outside the steps the fixes edit, is counted.
+/// and an error inside a step whose `kind`, `tool` or `model` a fix wrote, but outside
+/// every value the fixes wrote (the fixes did not touch what it is about). An error at or
+/// around a written value, or anywhere else (a renamed tool whose output a later step
+/// cannot read), is counted.
 fn added_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> Vec<AddedError> {
     let old = before.error_keys();
     // The written paths with all their ancestors, and the steps they are in: each error
@@ -544,7 +545,7 @@ fn added_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> Vec<
         written.insert(path);
         around.extend(ancestors(path));
         let step = step_of(path);
-        if !step.is_empty() {
+        if !step.is_empty() && gates(step, path) {
             steps.insert(step);
         }
     }
@@ -574,6 +575,13 @@ fn added_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> Vec<
             pointer: f.pointer.clone(),
         })
         .collect()
+}
+
+/// Whether `path` is a field of `step` whose value decides how much of the step is
+/// checked: its `kind` (the fields of that kind), `tool` (the arguments against its input
+/// schema) or `model` (the requirements against the slot).
+fn gates(step: &str, path: &str) -> bool {
+    matches!(path.strip_prefix(step), Some("/kind" | "/tool" | "/model"))
 }
 
 /// The proper ancestors of a pointer, the root (`""`) first: `""`, `/steps`, `/steps/0`

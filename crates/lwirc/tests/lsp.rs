@@ -1158,6 +1158,8 @@ fn fix_all_and_lwirc_fix_give_the_same_bytes_on_the_corpus() {
                 "textDocument/didClose",
                 json!({ "textDocument": { "uri": u } }),
             );
+            // A closed document's diagnostics are cleared.
+            client.diagnostics(&u);
             compared += 1;
         }
     }
