@@ -39,31 +39,146 @@ const DRAFT: &str = r#"{
 }
 "#;
 
+/// A placeholder's name, the part of the draft it is in, and its texts.
+type Place = (&'static str, &'static str, &'static [(&'static str, bool)]);
+
 /// Each placeholder, the part of the draft it is in (a mistake there may hide others in
 /// it: a step of an unknown kind is not checked further), and its correct text first, then
 /// mistakes: `(text, certain)`, where `certain` says the mistake has exactly one right
 /// answer that `lwirc fix` must find.
-const PLACES: &[(&str, &str, &[(&str, bool)])] = &[
-    ("LWIR", "/lwir", &[("\"1\"", true), ("\"2\"", true), ("1", true), ("\"1.0\"", true)]),
-    ("WORKFLOW", "/workflow", &[("\"issue-triage\"", true), ("\"issue-triag\"", true), ("\"other\"", true)]),
-    ("KIND", "/steps/0", &[("\"tool.call\"", true), ("\"tool_call\"", true), ("\"Tool.Call\"", true), ("\"tool.cal\"", true), ("\"call\"", false)]),
-    ("TOOL", "/steps/0", &[
-        ("\"github.list_issues\"", true),
-        ("\"GitHub.list-issues\"", true),
-        ("\"github.list_isues\"", true),
-        ("\"github_list_issues\"", true),
-        ("\"slack.post\"", false),
-    ]),
-    ("ROOT", "/steps/0/args/repo", &[("input", true), ("Input", true), ("inptu", true), ("env", false)]),
-    ("STATE_KEY", "/steps/0/args", &[("\"state\"", true), ("\"State\"", true), ("\"stat\"", true)]),
-    ("STATE", "/steps/0/args/state", &[("\"open\"", true), ("\"Open\"", true), ("\"OPEN\"", true), ("\"opened\"", false), ("5", false)]),
-    ("PER_PAGE", "/steps/0/args/per_page", &[("50", true), ("\"50\"", true), ("\"050\"", false), ("\"fifty\"", false), ("500", false)]),
-    ("DUPLICATE", "/steps/0/args/per_page", &[("", true), (", \"per_page\": 50", true), (", \"per_page\": 7", false)]),
-    ("PARALLEL", "/steps/1/max_parallel", &[("8", true), ("16", true), ("17", true), ("100000", true)]),
-    ("SLOT", "/steps/1/steps/0/model", &[("\"fast\"", true), ("\"Fast\"", true), ("\"fats\"", true), ("\"tiny\"", false)]),
-    ("FUNCTION", "/steps/1/steps/0/prompt", &[("size", true), ("Size", true), ("sise", true), ("shout", false)]),
-    ("ITERATIONS", "/steps/2/max_iterations", &[("10", true), ("\"10\"", true), ("1000", true), ("\"ten\"", false)]),
-    ("AFTER", "/steps/2/after", &[("[\"each\"]", true), ("\"each\"", true), ("[\"eahc\"]", true), ("[\"nothing_like_it\"]", false)]),
+const PLACES: &[Place] = &[
+    (
+        "LWIR",
+        "/lwir",
+        &[
+            ("\"1\"", true),
+            ("\"2\"", true),
+            ("1", true),
+            ("\"1.0\"", true),
+        ],
+    ),
+    (
+        "WORKFLOW",
+        "/workflow",
+        &[
+            ("\"issue-triage\"", true),
+            ("\"issue-triag\"", true),
+            ("\"other\"", true),
+        ],
+    ),
+    (
+        "KIND",
+        "/steps/0",
+        &[
+            ("\"tool.call\"", true),
+            ("\"tool_call\"", true),
+            ("\"Tool.Call\"", true),
+            ("\"tool.cal\"", true),
+            ("\"call\"", false),
+        ],
+    ),
+    (
+        "TOOL",
+        "/steps/0",
+        &[
+            ("\"github.list_issues\"", true),
+            ("\"GitHub.list-issues\"", true),
+            ("\"github.list_isues\"", true),
+            ("\"github_list_issues\"", true),
+            ("\"slack.post\"", false),
+        ],
+    ),
+    (
+        "ROOT",
+        "/steps/0/args/repo",
+        &[
+            ("input", true),
+            ("Input", true),
+            ("inptu", true),
+            ("env", false),
+        ],
+    ),
+    (
+        "STATE_KEY",
+        "/steps/0/args",
+        &[("\"state\"", true), ("\"State\"", true), ("\"stat\"", true)],
+    ),
+    (
+        "STATE",
+        "/steps/0/args/state",
+        &[
+            ("\"open\"", true),
+            ("\"Open\"", true),
+            ("\"OPEN\"", true),
+            ("\"opened\"", false),
+            ("5", false),
+        ],
+    ),
+    (
+        "PER_PAGE",
+        "/steps/0/args/per_page",
+        &[
+            ("50", true),
+            ("\"50\"", true),
+            ("\"050\"", false),
+            ("\"fifty\"", false),
+            ("500", false),
+        ],
+    ),
+    (
+        "DUPLICATE",
+        "/steps/0/args/per_page",
+        &[
+            ("", true),
+            (", \"per_page\": 50", true),
+            (", \"per_page\": 7", false),
+        ],
+    ),
+    (
+        "PARALLEL",
+        "/steps/1/max_parallel",
+        &[("8", true), ("16", true), ("17", true), ("100000", true)],
+    ),
+    (
+        "SLOT",
+        "/steps/1/steps/0/model",
+        &[
+            ("\"fast\"", true),
+            ("\"Fast\"", true),
+            ("\"fats\"", true),
+            ("\"tiny\"", false),
+        ],
+    ),
+    (
+        "FUNCTION",
+        "/steps/1/steps/0/prompt",
+        &[
+            ("size", true),
+            ("Size", true),
+            ("sise", true),
+            ("shout", false),
+        ],
+    ),
+    (
+        "ITERATIONS",
+        "/steps/2/max_iterations",
+        &[
+            ("10", true),
+            ("\"10\"", true),
+            ("1000", true),
+            ("\"ten\"", false),
+        ],
+    ),
+    (
+        "AFTER",
+        "/steps/2/after",
+        &[
+            ("[\"each\"]", true),
+            ("\"each\"", true),
+            ("[\"eahc\"]", true),
+            ("[\"nothing_like_it\"]", false),
+        ],
+    ),
 ];
 
 fn definition() -> Arc<Definition> {

@@ -625,7 +625,10 @@ fn member_flows(
             &at,
             member.value.span,
             &format!("`{}` of the input of work item `{}`", member.key, item.key),
-            &format!("property `{}` of the input schema of template `{}`", member.key, item.template),
+            &format!(
+                "property `{}` of the input schema of template `{}`",
+                member.key, item.template
+            ),
         ) && finding.is_error()
         {
             out.push(finding);

@@ -587,9 +587,7 @@ fn gates(step: &str, path: &str) -> bool {
 /// The proper ancestors of a pointer, the root (`""`) first: `""`, `/steps`, `/steps/0`
 /// for `/steps/0/tool`.
 fn ancestors(pointer: &str) -> impl Iterator<Item = &str> {
-    pointer
-        .match_indices('/')
-        .map(move |(i, _)| &pointer[..i])
+    pointer.match_indices('/').map(move |(i, _)| &pointer[..i])
 }
 
 /// The fixes of errors in the draft (machine-applicable ones, or all with `least`

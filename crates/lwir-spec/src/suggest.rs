@@ -101,7 +101,11 @@ mod tests {
     #[test]
     fn case_and_separators_are_machine_applicable() {
         let tools = ["github.list_issues", "github.add_label"];
-        for wrong in ["GitHub.List_Issues", "github_list_issues", "github.list-issues"] {
+        for wrong in [
+            "GitHub.List_Issues",
+            "github_list_issues",
+            "github.list-issues",
+        ] {
             assert_eq!(
                 suggest(wrong, tools),
                 Some(("github.list_issues", Applicability::MachineApplicable)),

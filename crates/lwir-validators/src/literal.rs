@@ -46,7 +46,7 @@ pub(crate) fn exact_conversion(node: &Node, expected: &str) -> Option<serde_json
     }
     if (wants("integer") || wants("number")) && is_canonical_integer(text) {
         let n: i64 = text.parse().ok()?;
-        if n.unsigned_abs() <= (1u64 << 53) - 1 {
+        if n.unsigned_abs() < (1u64 << 53) {
             return Some(serde_json::Value::from(n));
         }
     }
@@ -88,7 +88,18 @@ mod tests {
         assert_eq!(int("5"), Some(serde_json::json!(5)));
         assert_eq!(int("-12"), Some(serde_json::json!(-12)));
         assert_eq!(int("0"), Some(serde_json::json!(0)));
-        for not in ["05", "+5", " 5", "5.0", "1e3", "-0", "", "-", "9007199254740992", "five"] {
+        for not in [
+            "05",
+            "+5",
+            " 5",
+            "5.0",
+            "1e3",
+            "-0",
+            "",
+            "-",
+            "9007199254740992",
+            "five",
+        ] {
             assert_eq!(int(not), None, "{not:?}");
         }
         assert_eq!(

@@ -467,7 +467,9 @@ fn wrong_type_fix(
         .iter()
         .any(|field| at.ends_with(&format!("/{field}")));
     match node.as_str() {
-        Some(name) if expected == "array" && list_of_names && !crate::literal::interpolates(name) => {
+        Some(name)
+            if expected == "array" && list_of_names && !crate::literal::interpolates(name) =>
+        {
             Some(serde_json::json!([name]))
         }
         _ => None,

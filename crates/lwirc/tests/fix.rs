@@ -30,7 +30,10 @@ fn fixes_in_place_keeping_every_other_byte() {
     let dir = tempfile::tempdir().unwrap();
     let text = draft("\"open\"");
     let (path, definition) = setup(dir.path(), &text);
-    let out = lwirc(dir.path(), &["fix", &path, "-d", &definition, "--color", "never"]);
+    let out = lwirc(
+        dir.path(),
+        &["fix", &path, "-d", &definition, "--color", "never"],
+    );
     assert_exit(&out, 0);
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
@@ -57,16 +60,42 @@ fn diff_shows_the_fixes_and_writes_nothing() {
     let (path, definition) = setup(dir.path(), &text);
     let out = lwirc(
         dir.path(),
-        &["fix", &path, "-d", &definition, "--diff", "--color", "never"],
+        &[
+            "fix",
+            &path,
+            "-d",
+            &definition,
+            "--diff",
+            "--color",
+            "never",
+        ],
     );
     assert_exit(&out, 0);
     let diff = stdout(&out);
     assert!(diff.contains(&format!("--- a/{path}")), "{diff}");
     assert!(diff.contains(&format!("+++ b/{path}")), "{diff}");
-    assert!(diff.contains("-    { \"id\": \"issues\", \"kind\": \"tool.call\", \"tool\": \"GitHub.list-issues\","), "{diff}");
-    assert!(diff.contains("+    { \"id\": \"issues\", \"kind\": \"tool.call\", \"tool\": \"github.list_issues\","), "{diff}");
-    assert!(stderr(&out).contains("would fix /steps/0/tool: LW301"), "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "--diff writes nothing");
+    assert!(
+        diff.contains(
+            "-    { \"id\": \"issues\", \"kind\": \"tool.call\", \"tool\": \"GitHub.list-issues\","
+        ),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(
+            "+    { \"id\": \"issues\", \"kind\": \"tool.call\", \"tool\": \"github.list_issues\","
+        ),
+        "{diff}"
+    );
+    assert!(
+        stderr(&out).contains("would fix /steps/0/tool: LW301"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "--diff writes nothing"
+    );
 }
 
 #[test]
@@ -75,20 +104,34 @@ fn errors_without_a_certain_fix_remain_and_exit_1() {
     // `opened` is two edits from `open`: a guess, maybe-incorrect.
     let text = draft("\"opened\"");
     let (path, definition) = setup(dir.path(), &text);
-    let out = lwirc(dir.path(), &["fix", &path, "-d", &definition, "--color", "never"]);
+    let out = lwirc(
+        dir.path(),
+        &["fix", &path, "-d", &definition, "--color", "never"],
+    );
     assert_exit(&out, 1);
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert!(fixed.contains("\"github.list_issues\""), "{fixed}");
     assert!(fixed.contains("\"opened\""), "{fixed}");
     let printed = stdout(&out);
     assert!(printed.contains("LW304"), "{printed}");
-    assert!(printed.contains("1 error and 0 warnings remain"), "{printed}");
+    assert!(
+        printed.contains("1 error and 0 warnings remain"),
+        "{printed}"
+    );
     assert!(printed.contains("--unsafe-fixes"), "{printed}");
 
     // With --unsafe-fixes, to another file: the maybe-incorrect fix too; DRAFT untouched.
     let out = lwirc(
         dir.path(),
-        &["fix", &path, "-d", &definition, "--unsafe-fixes", "-o", "other.json"],
+        &[
+            "fix",
+            &path,
+            "-d",
+            &definition,
+            "--unsafe-fixes",
+            "-o",
+            "other.json",
+        ],
     );
     assert_exit(&out, 0);
     let other = std::fs::read_to_string(dir.path().join("other.json")).unwrap();
@@ -102,13 +145,24 @@ fn the_json_report_says_what_was_fixed_and_what_remains() {
     let (path, definition) = setup(dir.path(), &draft("\"opened\""));
     let out = lwirc(
         dir.path(),
-        &["fix", &path, "-d", &definition, "--diff", "--format", "json"],
+        &[
+            "fix",
+            &path,
+            "-d",
+            &definition,
+            "--diff",
+            "--format",
+            "json",
+        ],
     );
     assert_exit(&out, 1);
     let report: Value = serde_json::from_str(&stderr(&out)).unwrap();
     assert_eq!(report["fixed"][0]["code"], "LW301");
     assert_eq!(report["fixed"][0]["pointer"], "/steps/0/tool");
-    assert_eq!(report["safe_fixes"], json!({ "applied": 1, "findings_removed": 1 }));
+    assert_eq!(
+        report["safe_fixes"],
+        json!({ "applied": 1, "findings_removed": 1 })
+    );
     assert_eq!(report["findings"][0]["code"], "LW304");
     assert_eq!(report["summary"], json!({ "errors": 1, "warnings": 0 }));
 }
@@ -118,7 +172,11 @@ fn standard_input_is_fixed_to_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let text = draft("\"open\"");
     let (_, definition) = setup(dir.path(), &text);
-    let out = lwirc_with_stdin(dir.path(), &["fix", "-", "-d", &definition], text.as_bytes());
+    let out = lwirc_with_stdin(
+        dir.path(),
+        &["fix", "-", "-d", &definition],
+        text.as_bytes(),
+    );
     assert_exit(&out, 0);
     assert_eq!(
         stdout(&out),
@@ -134,8 +192,16 @@ fn repair_with_no_planner_calls_needs_no_planner() {
     let out = lwirc(
         dir.path(),
         &[
-            "repair", &path, "-d", &definition, "--max-planner-calls", "0", "--format", "json",
-            "-o", "out.json",
+            "repair",
+            &path,
+            "-d",
+            &definition,
+            "--max-planner-calls",
+            "0",
+            "--format",
+            "json",
+            "-o",
+            "out.json",
         ],
     );
     assert_exit(&out, 0);
@@ -155,7 +221,14 @@ fn repair_keep_partial_writes_the_partly_fixed_draft() {
     let (path, definition) = setup(dir.path(), &draft("\"opened\""));
     let args = |keep: bool| {
         let mut args = vec![
-            "repair", &path, "-d", &definition, "--max-planner-calls", "0", "-o", "out.json",
+            "repair",
+            &path,
+            "-d",
+            &definition,
+            "--max-planner-calls",
+            "0",
+            "-o",
+            "out.json",
             "--quiet",
         ];
         if keep {
@@ -170,7 +243,10 @@ fn repair_keep_partial_writes_the_partly_fixed_draft() {
     };
     let out = run(false);
     assert_exit(&out, 1);
-    assert!(!dir.path().join("out.json").exists(), "nothing written without --keep-partial");
+    assert!(
+        !dir.path().join("out.json").exists(),
+        "nothing written without --keep-partial"
+    );
     let out = run(true);
     assert_exit(&out, 1);
     let written = std::fs::read_to_string(dir.path().join("out.json")).unwrap();

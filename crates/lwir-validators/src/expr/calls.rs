@@ -39,7 +39,11 @@ impl Typer<'_, '_, '_, '_, '_> {
                         (style, target.is_some()),
                         (Style::Both, _) | (Style::Method, true) | (Style::Global, false)
                     );
-                    let a = if fits { a } else { Applicability::MaybeIncorrect };
+                    let a = if fits {
+                        a
+                    } else {
+                        Applicability::MaybeIncorrect
+                    };
                     self.name_fix(name_span, c, a)
                 });
                 let finding = self.report(

@@ -180,7 +180,11 @@ fn summary(
     let mut text = String::new();
     let fixes: Vec<&AppliedFix> = applied(outcome).collect();
     for fix in &fixes {
-        let pointer = if fix.pointer.is_empty() { "/" } else { &fix.pointer };
+        let pointer = if fix.pointer.is_empty() {
+            "/"
+        } else {
+            &fix.pointer
+        };
         text.push_str(&format!(
             "{} {pointer}: {} — {}\n",
             if diff { "would fix" } else { "fixed" },
@@ -206,7 +210,10 @@ fn summary(
     ));
     match destination {
         Destination::File(path) if !fixes.is_empty() => {
-            text.push_str(&format!("; wrote {}", lwir_render::terminal::sanitize(path)));
+            text.push_str(&format!(
+                "; wrote {}",
+                lwir_render::terminal::sanitize(path)
+            ));
         }
         _ => {}
     }
