@@ -1829,8 +1829,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// A close name is suggested as a fix that may be incorrect; a proposal is never changed
-    /// by lwirc, only refused.
+    /// Replacing with the catalog template that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further
+    /// one is maybe-incorrect. A proposal is never changed by lwirc, only refused: the fix
+    /// is for the goal file's author, an editor or the runner.
     UnknownTemplate = "LW1001", "unknown-template", Goal, Error, Stable;
 
     /// Two work items have the same key, or a proposed item reuses an active key.
@@ -1879,7 +1882,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// A close key is suggested as a fix that may be incorrect.
+    /// Replacing with the item key that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further one is
+    /// maybe-incorrect.
     UnknownDependency = "LW1003", "unknown-dependency", Goal, Error, Stable;
 
     /// The plan's root is not one of its own new items.
@@ -1899,7 +1905,10 @@ code_table! {
     /// Good: `"root": "notes_cached"`, an item of the proposal.
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Replacing with the proposed item key that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further
+    /// one is maybe-incorrect.
     RootNotNew = "LW1004", "root-not-new", Goal, Error, Stable;
 
     /// The root item's template may not be a plan root.
