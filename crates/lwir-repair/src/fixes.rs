@@ -4,13 +4,16 @@
 //! A pass takes the machine-applicable fixes of the draft's errors, keeps the ones that touch
 //! disjoint parts of the document (no fix's path equal to, inside or around another's),
 //! applies them together and revalidates. A pass whose result has an error the draft did not
-//! have before (and that has no machine-applicable fix of its own, which the next pass
-//! applies) is redone without the fixes in whose steps the new errors are (one more
+//! have before — made, not revealed: an error with a machine-applicable fix of its own (the
+//! next pass applies it), or one inside a step whose `kind`, `tool` or `model` a fix
+//! corrected and outside every value the fixes wrote (the step checked further at last), is
+//! the draft's own — is redone without the fixes in whose steps the new errors are (one more
 //! validation), and only when the harm crosses steps one fix at a time (at most 32
 //! validations a pass), rolling back each fix that adds an error, so one bad fix does not
 //! cost the good ones and ten thousand bad ones do not cost ten thousand validations.
-//! `maybe-incorrect` fixes are never applied here: they go to the planner with the
-//! findings. Fixes edit the draft's text ([`crate::edit`]): what they do not touch stays as
+//! `maybe-incorrect` fixes are never applied unattended: they go to the planner with the
+//! findings ([`apply_fixes`] applies them too only when asked, as `lwirc fix
+//! --unsafe-fixes`). Fixes edit the draft's text ([`crate::edit`]): what they do not touch stays as
 //! the planner wrote it.
 //!
 //! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
