@@ -208,6 +208,9 @@ pub struct FixOutcome {
     pub checked: Checked,
     /// Every pass that applied something.
     pub passes: Vec<Pass>,
+    /// The fixes of a last pass that kept none, rolled back (each with the errors it
+    /// added) or no longer applying. (A pass that kept some lists its own.)
+    pub rolled_back: Vec<AppliedFix>,
     /// Why the passes stopped.
     pub stop: FixStop,
 }
@@ -275,12 +278,23 @@ pub fn apply_fixes(
         draft,
         checked,
         passes: Vec::new(),
+        rolled_back: Vec::new(),
         stop: FixStop::NoFixes,
     };
     // Finding sets after each pass of this round: the same set again means the fixes are
     // going round without progress. (Across rounds a repeated set is normal: a planner's new
     // draft may well have the findings an earlier one had.)
     let mut finding_sets: HashSet<Vec<(Code, String, String)>> = HashSet::new();
+    // Fixes rolled back in this round for the errors they added: not tried again (they
+    // would add them again), and not reported twice.
+    let mut refused: HashSet<(Code, String, String)> = HashSet::new();
+    let key = |f: &AppliedFix| {
+        (
+            f.code,
+            f.pointer.clone(),
+            serde_json::to_string(&f.patch).unwrap_or_default(),
+        )
+    };
     for _ in 0..max_passes {
         if !outcome.checked.has_errors() {
             outcome.stop = FixStop::Clean;
@@ -294,19 +308,29 @@ pub fn apply_fixes(
             bytes: &outcome.draft,
             document: &document,
         };
-        let candidates = disjoint_fixes(&outcome.checked.findings, least);
+        let mut candidates = disjoint_fixes(&outcome.checked.findings, least);
+        candidates.retain(|f| !refused.contains(&key(f)));
         if candidates.is_empty() {
             outcome.stop = FixStop::NoFixes;
             return outcome;
         }
         let errors_before = outcome.checked.errors();
-        let Some((draft, checked, applied, rolled_back)) =
-            run_pass(check, draft, &outcome.checked, candidates)
-        else {
-            outcome.stop = FixStop::NoFixes;
-            return outcome;
-        };
+        let (draft, checked, applied, rolled_back) =
+            match run_pass(check, draft, &outcome.checked, candidates) {
+                Ok(pass) => pass,
+                Err(rolled_back) => {
+                    outcome.rolled_back = rolled_back;
+                    outcome.stop = FixStop::NoFixes;
+                    return outcome;
+                }
+            };
         seen.leave_with(applied.iter().map(|f| f.code));
+        refused.extend(
+            rolled_back
+                .iter()
+                .filter(|f| !f.added_errors.is_empty())
+                .map(key),
+        );
         let still = checked.error_keys();
         let errors_removed = outcome
             .checked
@@ -367,21 +391,21 @@ impl Draft<'_> {
 }
 
 /// One pass: all candidates at once; when that adds an error, one at a time with rollback.
-/// `None` when nothing could be kept.
+/// When nothing could be kept, the fixes rolled back.
 fn run_pass(
     check: &mut dyn Check,
     draft: Draft<'_>,
     before: &Checked,
     candidates: Vec<AppliedFix>,
-) -> Option<PassResult> {
+) -> Result<PassResult, Vec<AppliedFix>> {
     let mut rolled_back = Vec::new();
     let (bytes, applied) = apply_all(draft, candidates, &mut rolled_back);
     if applied.is_empty() {
-        return None;
+        return Err(rolled_back);
     }
     let checked = check.check(&bytes);
     if !adds_errors(before, &checked, &applied) {
-        return Some((bytes, checked, applied, rolled_back));
+        return Ok((bytes, checked, applied, rolled_back));
     }
     // Some fix made things worse. First undo, in one go, the fixes in whose step an added
     // error is (usually each bad fix breaks its own step): one more validation, however many
@@ -391,22 +415,24 @@ fn run_pass(
         .into_iter()
         .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
     if !suspects.is_empty() {
+        let blame = |mut fix: AppliedFix| {
+            fix.added_errors = added
+                .iter()
+                .filter(|e| near(&fix, &e.pointer))
+                .cloned()
+                .collect();
+            fix
+        };
         let (trial_bytes, kept) = apply_all(draft, innocent, &mut rolled_back);
         if kept.is_empty() {
             // Every fix is a suspect: nothing to keep, and nothing to validate.
-            return None;
+            rolled_back.extend(suspects.into_iter().map(blame));
+            return Err(rolled_back);
         }
         let trial_checked = check.check(&trial_bytes);
         if !adds_errors(before, &trial_checked, &kept) {
-            for mut fix in suspects {
-                fix.added_errors = added
-                    .iter()
-                    .filter(|e| near(&fix, &e.pointer))
-                    .cloned()
-                    .collect();
-                rolled_back.push(fix);
-            }
-            return Some((trial_bytes, trial_checked, kept, rolled_back));
+            rolled_back.extend(suspects.into_iter().map(blame));
+            return Ok((trial_bytes, trial_checked, kept, rolled_back));
         }
         // The effect crosses steps: try them one by one after all.
         let mut all_fixes = suspects;
@@ -461,7 +487,7 @@ fn one_at_a_time(
     before: &Checked,
     fixes: Vec<AppliedFix>,
     mut rolled_back: Vec<AppliedFix>,
-) -> Option<PassResult> {
+) -> Result<PassResult, Vec<AppliedFix>> {
     let mut current = (draft.to_vec(), before.clone());
     let mut kept = Vec::new();
     let mut changed = false;
@@ -488,7 +514,11 @@ fn one_at_a_time(
             kept.push(fix);
         }
     }
-    changed.then_some((current.0, current.1, kept, rolled_back))
+    if changed {
+        Ok((current.0, current.1, kept, rolled_back))
+    } else {
+        Err(rolled_back)
+    }
 }
 
 /// Whether an error at `pointer` is in the part of the draft `fix` touches: the same step

@@ -429,6 +429,11 @@ impl Loop<'_, '_> {
                 },
             );
             logged?;
+            // A last pass that kept nothing rolled its fixes back all the same.
+            self.report.fixes_rolled_back += fixed.rolled_back.len() as u32;
+            self.report
+                .rolled_back
+                .extend(fixed.rolled_back.iter().cloned());
             draft = fixed.draft;
             let checked = fixed.checked;
             if !fixed.passes.is_empty() {

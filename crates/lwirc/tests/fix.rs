@@ -253,3 +253,39 @@ fn repair_keep_partial_writes_the_partly_fixed_draft() {
     assert!(written.contains("\"github.list_issues\""), "{written}");
     assert!(written.contains("\"opened\""), "{written}");
 }
+
+#[test]
+fn a_fix_that_breaks_another_step_is_rolled_back_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    // One edit from `github.add_label`, whose output has no `items` for the next step.
+    let mut draft = example_draft();
+    draft["steps"][0]["tool"] = json!("github.add_labl");
+    let path = write_json(dir.path(), "draft.json", &draft);
+    let definition = write_json(dir.path(), "workflow.json", &example_definition());
+    let out = lwirc(
+        dir.path(),
+        &["fix", &path, "-d", &definition, "--color", "never"],
+    );
+    assert_exit(&out, 1);
+    let printed = stdout(&out);
+    assert!(
+        printed
+            .contains("rolled back the fix of LW301 at /steps/0/tool: it adds LW207 /steps/1/over"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn without_a_definition_only_the_draft_checks_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = draft("\"open\"").replace("\"lwir\":\"1\"", "\"lwir\":1");
+    let path = dir.path().join("draft.json");
+    std::fs::write(&path, &text).unwrap();
+    let path = path.display().to_string();
+    let out = lwirc(dir.path(), &["fix", &path, "--color", "never"]);
+    assert_exit(&out, 0);
+    // The header is fixed; the tool, which only the definition knows, is not.
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(fixed, text.replace("\"lwir\":1", "\"lwir\":\"1\""));
+    assert!(stdout(&out).contains("LW901"), "{}", stdout(&out));
+}

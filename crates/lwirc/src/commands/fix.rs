@@ -101,9 +101,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let report = match args.format {
         FixFormat::Json => {
             let fixed: Vec<_> = applied(&outcome).map(fix_json).collect();
+            let rolled_back: Vec<_> = rolled_back(&outcome).collect();
             let mut out = json!({
                 "file": draft.name,
                 "fixed": fixed,
+                "rolled_back": rolled_back,
                 "safe_fixes": {
                     "applied": fixed.len(),
                     "findings_removed": outcome.passes.iter().map(|p| p.errors_removed).sum::<usize>(),
@@ -161,6 +163,15 @@ fn applied(outcome: &FixOutcome) -> impl Iterator<Item = &AppliedFix> {
     outcome.passes.iter().flat_map(|p| p.applied.iter())
 }
 
+/// The fixes rolled back, in every pass.
+fn rolled_back(outcome: &FixOutcome) -> impl Iterator<Item = &AppliedFix> {
+    outcome
+        .passes
+        .iter()
+        .flat_map(|p| p.rolled_back.iter())
+        .chain(&outcome.rolled_back)
+}
+
 fn fix_json(fix: &AppliedFix) -> serde_json::Value {
     json!({
         "code": fix.code.as_str(),
@@ -190,6 +201,28 @@ fn summary(
             if diff { "would fix" } else { "fixed" },
             fix.code.as_str(),
             lwir_render::terminal::sanitize(&describe(&fix.patch, &fix.message)),
+        ));
+    }
+    for fix in rolled_back(outcome) {
+        let pointer = if fix.pointer.is_empty() {
+            "/"
+        } else {
+            &fix.pointer
+        };
+        let why = if fix.added_errors.is_empty() {
+            "it no longer applied".to_owned()
+        } else {
+            let added: Vec<String> = fix
+                .added_errors
+                .iter()
+                .map(|e| format!("{} {}", e.code.as_str(), e.pointer))
+                .collect();
+            format!("it adds {}", added.join(", "))
+        };
+        text.push_str(&format!(
+            "rolled back the fix of {} at {pointer}: {}\n",
+            fix.code.as_str(),
+            lwir_render::terminal::sanitize(&why),
         ));
     }
     let errors = validation.findings.iter().filter(|f| f.is_error()).count();
