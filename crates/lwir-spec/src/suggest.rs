@@ -13,8 +13,9 @@ use crate::finding::Applicability;
 /// edit) is [`Applicability::MaybeIncorrect`]. Ties are broken by candidate order, so
 /// results are deterministic.
 ///
-/// Cost: one distance per candidate, each bounded by the product of the two lengths; names
-/// longer than [`MAX_COMPARED`] characters are not compared at all (hostile drafts).
+/// Cost: at most one distance per candidate, each bounded by the product of the two
+/// lengths, and none for a candidate whose length alone puts it further than the best so
+/// far; names longer than [`MAX_COMPARED`] bytes are not compared at all (hostile drafts).
 pub fn suggest<'a>(
     wrong: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -23,11 +24,19 @@ pub fn suggest<'a>(
         return None;
     }
     let folded = fold(wrong);
+    let length = wrong.chars().count();
     // (candidate, folded distance, raw distance)
     let mut best: Option<(&'a str, usize, usize)> = None;
     let mut ties = 0;
     for candidate in candidates {
         if candidate == wrong || candidate.len() > MAX_COMPARED {
+            continue;
+        }
+        // The distance is at least the difference in length: a candidate that cannot be
+        // as close as the best so far is not compared.
+        if let Some((_, bd, _)) = best
+            && candidate.chars().count().abs_diff(length) > bd
+        {
             continue;
         }
         let d = strsim::damerau_levenshtein(&folded, &fold(candidate));
