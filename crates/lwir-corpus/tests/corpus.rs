@@ -311,6 +311,12 @@ fn cases_holds_only_code_folders() {
                         "{name}/{file_name} is neither invalid_* nor valid_*"
                     ));
                 }
+            } else if let Some(stem) = file_name.strip_suffix(".fixed.snap") {
+                if !stem.starts_with("invalid_") || !path.join(format!("{stem}.json")).is_file() {
+                    problems.push(format!(
+                        "{name}/{file_name} is the fixed snapshot of no invalid_* fixture"
+                    ));
+                }
             } else if let Some(stem) = file_name.strip_suffix(".snap") {
                 if !stem.starts_with("invalid_") || !path.join(format!("{stem}.json")).is_file() {
                     problems.push(format!(
@@ -386,6 +392,109 @@ fn fixes_apply_and_resolve_their_finding() {
         }
     }
     assert!(checked > 0, "the corpus offers fixes");
+}
+
+/// The repair loop's checker for a fixture: the pipeline against the fixture's definition.
+struct FixtureCheck<'f>(&'f Fixture);
+
+impl lwir_repair::fixes::Check for FixtureCheck<'_> {
+    fn check(&mut self, bytes: &[u8]) -> lwir_repair::fixes::Checked {
+        let mut validation = validate(
+            Source {
+                name: case_name(&self.0.path),
+                bytes: bytes.to_vec(),
+            },
+            self.0.definition(),
+        );
+        let findings_json = lwir_render::json::findings(&validation);
+        let state = validation
+            .digest
+            .take()
+            .unwrap_or_else(|| format!("bytes:{}", lwir_spec::canon::sha256_of(bytes)));
+        lwir_repair::fixes::Checked {
+            findings: std::mem::take(&mut validation.findings),
+            findings_json,
+            state,
+            version: validation.version.take(),
+            document: validation.into_document().map(std::sync::Arc::new),
+        }
+    }
+}
+
+/// Every `invalid_*` fixture with a machine-applicable fix, fixed as `lwirc fix` fixes it:
+/// each such fix is kept (never rolled back), its finding (code and pointer) is gone, no
+/// error appears that was not there, and the fixed draft is snapshotted beside the fixture
+/// (`invalid_typo.fixed.snap`): the fixes applied, then the draft's bytes.
+#[test]
+fn safe_fixes_remove_their_finding_and_add_none() {
+    let mut fixed = 0;
+    for fixture in all_fixtures()
+        .iter()
+        .filter(|f| f.expect == Expect::Invalid)
+    {
+        let name = case_name(&fixture.path);
+        let mut check = FixtureCheck(fixture);
+        let before = lwir_repair::fixes::Check::check(&mut check, &read(&fixture.path));
+        let safe: Vec<(Code, String)> = before
+            .findings
+            .iter()
+            .filter(|f| {
+                f.is_error()
+                    && f.origin == Origin::Draft
+                    && f.fix.as_ref().is_some_and(|x| {
+                        x.applicability == lwir_spec::Applicability::MachineApplicable
+                    })
+            })
+            .map(|f| (f.code, f.pointer.clone()))
+            .collect();
+        if safe.is_empty() {
+            continue;
+        }
+        let outcome = lwir_repair::fixes::fix_draft(&mut check, read(&fixture.path), false);
+        let rolled_back: Vec<_> = outcome
+            .passes
+            .iter()
+            .flat_map(|p| p.rolled_back.iter())
+            .collect();
+        assert!(
+            rolled_back.is_empty(),
+            "{name}: a machine-applicable fix was rolled back: {rolled_back:#?}"
+        );
+        let errors = |findings: &[Finding]| -> BTreeSet<(Code, String)> {
+            findings
+                .iter()
+                .filter(|f| f.is_error())
+                .map(|f| (f.code, f.pointer.clone()))
+                .collect()
+        };
+        let old = errors(&before.findings);
+        let new = errors(&outcome.checked.findings);
+        let added: Vec<_> = new.difference(&old).collect();
+        assert!(added.is_empty(), "{name}: the fixes add {added:?}");
+        for key in &safe {
+            assert!(!new.contains(key), "{name}: the fix of {key:?} leaves it");
+        }
+        let mut snapshot = String::new();
+        for fix in outcome.passes.iter().flat_map(|p| p.applied.iter()) {
+            snapshot.push_str(&format!(
+                "fixed {} at {:?}: {}\n",
+                fix.code, fix.pointer, fix.message
+            ));
+        }
+        snapshot.push_str(&format!(
+            "errors left: {}\n---\n{}",
+            outcome.checked.errors(),
+            String::from_utf8_lossy(&outcome.draft)
+        ));
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(fixture.path.parent().expect("fixture in a folder"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_input_file(&fixture.path);
+        settings.set_omit_expression(true);
+        settings.bind(|| insta::assert_snapshot!(format!("{}.fixed", fixture.stem()), snapshot));
+        fixed += 1;
+    }
+    assert!(fixed > 0, "the corpus has machine-applicable fixes");
 }
 
 fn example(name: &str) -> Source {

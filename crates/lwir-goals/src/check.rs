@@ -287,17 +287,23 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
             let (ty, findings) =
                 lwir_validators::expr::type_of_value(cx.document, node, &input_pointer, &variables);
             out.extend(findings);
-            if let Some(input) = inputs.get(item.template.as_str())
-                && let Some(finding) = lwir_validators::compat::flow_finding(
-                    &ty,
-                    input,
-                    &input_pointer,
-                    node.span,
-                    &format!("the input of work item `{}`", item.key),
-                    &format!("the input schema of template `{}`", item.template),
-                )
-            {
-                out.push(finding);
+            if let Some(target) = inputs.get(item.template.as_str()) {
+                // At the exact value: each member of an input object against its property,
+                // as a literal tool argument is; the whole input only when no member is at
+                // fault (a missing property, say).
+                let members = member_flows(&ty, target, node, &input_pointer, item);
+                if members.is_empty() {
+                    out.extend(lwir_validators::compat::flow_finding(
+                        &ty,
+                        target,
+                        &input_pointer,
+                        node.span,
+                        &format!("the input of work item `{}`", item.key),
+                        &format!("the input schema of template `{}`", item.template),
+                    ));
+                } else {
+                    out.extend(members);
+                }
             }
             edges.push(item.after.iter().chain(&named).cloned().collect());
             for key in named {
@@ -659,4 +665,40 @@ fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
         1 => names[0].clone(),
         n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
     }
+}
+
+/// The flow findings of the members of the input object `node` (typed `ty`) of `item`,
+/// each against its property of the template's input type `target`: the errors only (an
+/// undecidable member is left to the check of the whole input).
+fn member_flows(
+    ty: &Ty,
+    target: &Ty,
+    node: &Node,
+    input_pointer: &str,
+    item: &ItemSpec,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for member in node.as_object().unwrap_or_default() {
+        let (Some((given, _)), Some((wanted, _))) =
+            (ty.property(&member.key), target.property(&member.key))
+        else {
+            continue;
+        };
+        let at = lwir_spec::pointer::join(input_pointer, &member.key);
+        if let Some(finding) = lwir_validators::compat::flow_finding(
+            &given,
+            &wanted,
+            &at,
+            member.value.span,
+            &format!("`{}` of the input of work item `{}`", member.key, item.key),
+            &format!(
+                "property `{}` of the input schema of template `{}`",
+                member.key, item.template
+            ),
+        ) && finding.is_error()
+        {
+            out.push(finding);
+        }
+    }
+    out
 }

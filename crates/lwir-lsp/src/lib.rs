@@ -28,9 +28,9 @@ use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestI
 use lsp_types as lsp;
 use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
-use lwir_repair::fixes::{Check, Checked, FixStop, Seen, apply_safe_fixes};
+use lwir_repair::fixes::FixStop;
 use lwir_spec::{Applicability, Finding, Origin, PatchOp, Severity};
-use lwir_validators::pipeline::{self, Definition, Source};
+use lwir_validators::pipeline::{Definition, Source};
 use serde_json::Value;
 
 use analysis::{Analysis, DefinitionFrom, Kind, LinkedDefinition, Notice, Patterns};
@@ -1107,22 +1107,10 @@ impl<'c> Server<'c> {
                     .definition
                     .as_ref()
                     .map(|d| Arc::clone(&d.definition));
-                let mut check = EditorCheck {
-                    definition,
-                    name: doc.name(),
-                };
+                // What `lwirc fix` does, byte for byte.
+                let mut check = lwir_session::DraftCheck::new(definition, doc.name());
                 let bytes = doc.text.as_str().as_bytes().to_vec();
-                let checked = check.check(&bytes);
-                let mut seen = Seen::default();
-                seen.visit(&checked);
-                let outcome = apply_safe_fixes(
-                    &mut check,
-                    bytes,
-                    checked,
-                    &mut seen,
-                    lwir_repair::fixes::MAX_FIX_PASSES,
-                    &mut |_| {},
-                );
+                let outcome = lwir_repair::fixes::fix_draft(&mut check, bytes, false);
                 let fixed: usize = outcome.passes.iter().map(|p| p.applied.len()).sum();
                 let new = String::from_utf8_lossy(&outcome.draft).into_owned();
                 if fixed > 0
@@ -1148,26 +1136,6 @@ impl<'c> Server<'c> {
             }
         }
         Ok(actions)
-    }
-}
-
-/// The repair loop's checker for an open draft: the pipeline against its definition (or
-/// none).
-struct EditorCheck {
-    definition: Option<Arc<Definition>>,
-    name: String,
-}
-
-impl Check for EditorCheck {
-    fn check(&mut self, bytes: &[u8]) -> Checked {
-        let source = Source {
-            name: self.name.clone(),
-            bytes: bytes.to_vec(),
-        };
-        lwir_session::checked(match &self.definition {
-            Some(d) => pipeline::validate_against(source, d),
-            None => pipeline::validate(source, None),
-        })
     }
 }
 

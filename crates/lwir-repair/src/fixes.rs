@@ -4,12 +4,16 @@
 //! A pass takes the machine-applicable fixes of the draft's errors, keeps the ones that touch
 //! disjoint parts of the document (no fix's path equal to, inside or around another's),
 //! applies them together and revalidates. A pass whose result has an error the draft did not
-//! have before is redone without the fixes in whose steps the new errors are (one more
+//! have before — made, not revealed: an error with a machine-applicable fix of its own (the
+//! next pass applies it), or one inside a step whose `kind`, `tool` or `model` a fix
+//! corrected and outside every value the fixes wrote (the step checked further at last), is
+//! the draft's own — is redone without the fixes in whose steps the new errors are (one more
 //! validation), and only when the harm crosses steps one fix at a time (at most 32
 //! validations a pass), rolling back each fix that adds an error, so one bad fix does not
 //! cost the good ones and ten thousand bad ones do not cost ten thousand validations.
-//! `maybe-incorrect` fixes are never applied here: they go to the planner with the
-//! findings. Fixes edit the draft's text ([`crate::edit`]): what they do not touch stays as
+//! `maybe-incorrect` fixes are never applied unattended: they go to the planner with the
+//! findings ([`apply_fixes`] applies them too only when asked, as `lwirc fix
+//! --unsafe-fixes`). Fixes edit the draft's text ([`crate::edit`]): what they do not touch stays as
 //! the planner wrote it.
 //!
 //! Passes stop when the draft has no errors, when no fix is left to apply, at the pass cap,
@@ -175,6 +179,9 @@ pub struct Pass {
     pub errors_before: usize,
     /// Errors after it.
     pub errors_after: usize,
+    /// Errors (by code and pointer) the draft had before the pass and not after it: what
+    /// the fixes removed.
+    pub errors_removed: usize,
     /// The state after the pass.
     pub state: String,
 }
@@ -201,6 +208,9 @@ pub struct FixOutcome {
     pub checked: Checked,
     /// Every pass that applied something.
     pub passes: Vec<Pass>,
+    /// The fixes of a last pass that kept none, rolled back (each with the errors it
+    /// added) or no longer applying. (A pass that kept some lists its own.)
+    pub rolled_back: Vec<AppliedFix>,
     /// Why the passes stopped.
     pub stop: FixStop,
 }
@@ -216,16 +226,75 @@ pub fn apply_safe_fixes(
     max_passes: u32,
     on_pass: &mut dyn FnMut(&Pass),
 ) -> FixOutcome {
+    apply_fixes(
+        check,
+        draft,
+        checked,
+        seen,
+        max_passes,
+        Applicability::MachineApplicable,
+        on_pass,
+    )
+}
+
+/// Every fix a draft's findings offer, applied as `lwirc fix` and the editor's fix-all
+/// apply them: validates `draft`, then [`apply_fixes`] from a fresh session, at most
+/// [`MAX_FIX_PASSES`] passes. With `unsafe_fixes`, `maybe-incorrect` fixes are applied
+/// too (`lwirc fix --unsafe-fixes`).
+pub fn fix_draft(check: &mut dyn Check, draft: Vec<u8>, unsafe_fixes: bool) -> FixOutcome {
+    let checked = check.check(&draft);
+    let mut seen = Seen::default();
+    seen.visit(&checked);
+    let least = if unsafe_fixes {
+        Applicability::MaybeIncorrect
+    } else {
+        Applicability::MachineApplicable
+    };
+    apply_fixes(
+        check,
+        draft,
+        checked,
+        &mut seen,
+        MAX_FIX_PASSES,
+        least,
+        &mut |_| {},
+    )
+}
+
+/// [`apply_safe_fixes`] with the fixes of applicability `least` or safer:
+/// [`Applicability::MachineApplicable`] for the unattended loop, or
+/// [`Applicability::MaybeIncorrect`] for every fix offered (still rolled back when they add
+/// an error).
+pub fn apply_fixes(
+    check: &mut dyn Check,
+    draft: Vec<u8>,
+    checked: Checked,
+    seen: &mut Seen,
+    max_passes: u32,
+    least: Applicability,
+    on_pass: &mut dyn FnMut(&Pass),
+) -> FixOutcome {
     let mut outcome = FixOutcome {
         draft,
         checked,
         passes: Vec::new(),
+        rolled_back: Vec::new(),
         stop: FixStop::NoFixes,
     };
     // Finding sets after each pass of this round: the same set again means the fixes are
     // going round without progress. (Across rounds a repeated set is normal: a planner's new
     // draft may well have the findings an earlier one had.)
     let mut finding_sets: HashSet<Vec<(Code, String, String)>> = HashSet::new();
+    // Fixes rolled back in this round for the errors they added: not tried again (they
+    // would add them again), and not reported twice.
+    let mut refused: HashSet<(Code, String, String)> = HashSet::new();
+    let key = |f: &AppliedFix| {
+        (
+            f.code,
+            f.pointer.clone(),
+            serde_json::to_string(&f.patch).unwrap_or_default(),
+        )
+    };
     for _ in 0..max_passes {
         if !outcome.checked.has_errors() {
             outcome.stop = FixStop::Clean;
@@ -239,24 +308,42 @@ pub fn apply_safe_fixes(
             bytes: &outcome.draft,
             document: &document,
         };
-        let candidates = disjoint_fixes(&outcome.checked.findings);
+        let mut candidates = disjoint_fixes(&outcome.checked.findings, least);
+        candidates.retain(|f| !refused.contains(&key(f)));
         if candidates.is_empty() {
             outcome.stop = FixStop::NoFixes;
             return outcome;
         }
         let errors_before = outcome.checked.errors();
-        let Some((draft, checked, applied, rolled_back)) =
-            run_pass(check, draft, &outcome.checked, candidates)
-        else {
-            outcome.stop = FixStop::NoFixes;
-            return outcome;
-        };
+        let (draft, checked, applied, rolled_back) =
+            match run_pass(check, draft, &outcome.checked, candidates) {
+                Ok(pass) => pass,
+                Err(rolled_back) => {
+                    outcome.rolled_back = rolled_back;
+                    outcome.stop = FixStop::NoFixes;
+                    return outcome;
+                }
+            };
         seen.leave_with(applied.iter().map(|f| f.code));
+        refused.extend(
+            rolled_back
+                .iter()
+                .filter(|f| !f.added_errors.is_empty())
+                .map(key),
+        );
+        let still = checked.error_keys();
+        let errors_removed = outcome
+            .checked
+            .error_keys()
+            .iter()
+            .filter(|k| !still.contains(k))
+            .count();
         let pass = Pass {
             applied,
             rolled_back,
             errors_before,
             errors_after: checked.errors(),
+            errors_removed,
             state: checked.state.clone(),
         };
         on_pass(&pass);
@@ -304,46 +391,48 @@ impl Draft<'_> {
 }
 
 /// One pass: all candidates at once; when that adds an error, one at a time with rollback.
-/// `None` when nothing could be kept.
+/// When nothing could be kept, the fixes rolled back.
 fn run_pass(
     check: &mut dyn Check,
     draft: Draft<'_>,
     before: &Checked,
     candidates: Vec<AppliedFix>,
-) -> Option<PassResult> {
+) -> Result<PassResult, Vec<AppliedFix>> {
     let mut rolled_back = Vec::new();
     let (bytes, applied) = apply_all(draft, candidates, &mut rolled_back);
     if applied.is_empty() {
-        return None;
+        return Err(rolled_back);
     }
     let checked = check.check(&bytes);
-    if !adds_errors(before, &checked) {
-        return Some((bytes, checked, applied, rolled_back));
+    if !adds_errors(before, &checked, &applied) {
+        return Ok((bytes, checked, applied, rolled_back));
     }
     // Some fix made things worse. First undo, in one go, the fixes in whose step an added
     // error is (usually each bad fix breaks its own step): one more validation, however many
     // fixes there are.
-    let added = added_errors(before, &checked);
+    let added = added_errors(before, &checked, &applied);
     let (suspects, innocent): (Vec<_>, Vec<_>) = applied
         .into_iter()
         .partition(|fix| added.iter().any(|e| near(fix, &e.pointer)));
     if !suspects.is_empty() {
+        let blame = |mut fix: AppliedFix| {
+            fix.added_errors = added
+                .iter()
+                .filter(|e| near(&fix, &e.pointer))
+                .cloned()
+                .collect();
+            fix
+        };
         let (trial_bytes, kept) = apply_all(draft, innocent, &mut rolled_back);
         if kept.is_empty() {
             // Every fix is a suspect: nothing to keep, and nothing to validate.
-            return None;
+            rolled_back.extend(suspects.into_iter().map(blame));
+            return Err(rolled_back);
         }
         let trial_checked = check.check(&trial_bytes);
-        if !adds_errors(before, &trial_checked) {
-            for mut fix in suspects {
-                fix.added_errors = added
-                    .iter()
-                    .filter(|e| near(&fix, &e.pointer))
-                    .cloned()
-                    .collect();
-                rolled_back.push(fix);
-            }
-            return Some((trial_bytes, trial_checked, kept, rolled_back));
+        if !adds_errors(before, &trial_checked, &kept) {
+            rolled_back.extend(suspects.into_iter().map(blame));
+            return Ok((trial_bytes, trial_checked, kept, rolled_back));
         }
         // The effect crosses steps: try them one by one after all.
         let mut all_fixes = suspects;
@@ -398,7 +487,7 @@ fn one_at_a_time(
     before: &Checked,
     fixes: Vec<AppliedFix>,
     mut rolled_back: Vec<AppliedFix>,
-) -> Option<PassResult> {
+) -> Result<PassResult, Vec<AppliedFix>> {
     let mut current = (draft.to_vec(), before.clone());
     let mut kept = Vec::new();
     let mut changed = false;
@@ -415,7 +504,7 @@ fn one_at_a_time(
         };
         let checked = check.check(&bytes);
         checks += 1;
-        let added = added_errors(&current.1, &checked);
+        let added = added_errors(&current.1, &checked, std::slice::from_ref(&fix));
         if !added.is_empty() {
             fix.added_errors = added;
             rolled_back.push(fix);
@@ -425,7 +514,11 @@ fn one_at_a_time(
             kept.push(fix);
         }
     }
-    changed.then_some((current.0, current.1, kept, rolled_back))
+    if changed {
+        Ok((current.0, current.1, kept, rolled_back))
+    } else {
+        Err(rolled_back)
+    }
 }
 
 /// Whether an error at `pointer` is in the part of the draft `fix` touches: the same step
@@ -459,18 +552,57 @@ fn step_of(path: &str) -> &str {
     &path[..end]
 }
 
-/// Whether `after` has an error (by code and pointer) that `before` did not.
-fn adds_errors(before: &Checked, after: &Checked) -> bool {
-    !added_errors(before, after).is_empty()
+/// Whether `after` has an error (by code and pointer) that `before` did not and that
+/// `fixes` made rather than revealed ([`added_errors`]).
+fn adds_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> bool {
+    !added_errors(before, after, fixes).is_empty()
 }
 
-/// The errors (by code and pointer) `after` has and `before` did not, in finding order.
-fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
+/// The errors (by code and pointer) `after` has and `before` did not, in finding order,
+/// that the fixes `fixes` made rather than revealed. A fix that lets the validators see
+/// further reveals errors the draft had all along: a tool renamed to one in the allowlist
+/// has its arguments checked, a step kind corrected has its fields checked. Those are not
+/// counted: an error with a machine-applicable fix of its own (the next pass applies it),
+/// and an error inside a step whose `kind`, `tool` or `model` a fix wrote, but outside
+/// every value the fixes wrote (the fixes did not touch what it is about). An error at or
+/// around a written value, or anywhere else (a renamed tool whose output a later step
+/// cannot read), is counted.
+fn added_errors(before: &Checked, after: &Checked, fixes: &[AppliedFix]) -> Vec<AddedError> {
     let old = before.error_keys();
+    // The written paths with all their ancestors, and the steps they are in: each error
+    // is then judged by its own ancestors (linear in the draft, whatever the fix count).
+    let mut written: HashSet<&str> = HashSet::new();
+    let mut around: HashSet<&str> = HashSet::new();
+    let mut steps: HashSet<&str> = HashSet::new();
+    for path in fixes.iter().flat_map(|f| f.patch.iter().flat_map(paths_of)) {
+        written.insert(path);
+        around.extend(ancestors(path));
+        let step = step_of(path);
+        if !step.is_empty() && gates(step, path) {
+            steps.insert(step);
+        }
+    }
+    let revealed = |pointer: &str| {
+        let mut in_step = false;
+        for a in ancestors(pointer).chain(std::iter::once(pointer)) {
+            if written.contains(a) {
+                return false;
+            }
+            in_step |= steps.contains(a);
+        }
+        in_step && !around.contains(pointer)
+    };
     after
         .findings
         .iter()
-        .filter(|f| f.is_error() && !old.contains(&(f.code, f.pointer.as_str())))
+        .filter(|f| {
+            f.is_error()
+                && !old.contains(&(f.code, f.pointer.as_str()))
+                && !f.fix.as_ref().is_some_and(|x| {
+                    x.applicability == Applicability::MachineApplicable && !x.patch.is_empty()
+                })
+                && !revealed(&f.pointer)
+        })
         .map(|f| AddedError {
             code: f.code,
             pointer: f.pointer.clone(),
@@ -478,16 +610,31 @@ fn added_errors(before: &Checked, after: &Checked) -> Vec<AddedError> {
         .collect()
 }
 
-/// The machine-applicable fixes of errors in the draft, in finding order, keeping each only
+/// Whether `path` is a field of `step` whose value decides how much of the step is
+/// checked: its `kind` (the fields of that kind), `tool` (the arguments against its input
+/// schema) or `model` (the requirements against the slot).
+fn gates(step: &str, path: &str) -> bool {
+    matches!(path.strip_prefix(step), Some("/kind" | "/tool" | "/model"))
+}
+
+/// The proper ancestors of a pointer, the root (`""`) first: `""`, `/steps`, `/steps/0`
+/// for `/steps/0/tool`.
+fn ancestors(pointer: &str) -> impl Iterator<Item = &str> {
+    pointer.match_indices('/').map(move |(i, _)| &pointer[..i])
+}
+
+/// The fixes of errors in the draft (machine-applicable ones, or all with `least`
+/// maybe-incorrect), in finding order, keeping each only
 /// when its paths are disjoint from those of every fix kept before it.
-fn disjoint_fixes(findings: &[Finding]) -> Vec<AppliedFix> {
+fn disjoint_fixes(findings: &[Finding], least: Applicability) -> Vec<AppliedFix> {
     let mut taken: Vec<&str> = Vec::new();
     let mut out = Vec::new();
     for f in findings {
         let Some(fix) = &f.fix else { continue };
         if !f.is_error()
             || f.origin != lwir_spec::Origin::Draft
-            || fix.applicability != Applicability::MachineApplicable
+            || !(fix.applicability == Applicability::MachineApplicable
+                || least == Applicability::MaybeIncorrect)
             || fix.patch.is_empty()
         {
             continue;
@@ -547,6 +694,13 @@ mod tests {
         assert!(!overlaps("/steps/0", "/steps/01"));
         assert!(!overlaps("/steps/1/tool", "/steps/0/tool"));
         assert!(overlaps("", "/steps"));
+    }
+
+    #[test]
+    fn ancestors_of_a_pointer() {
+        let all: Vec<&str> = ancestors("/steps/0/tool").collect();
+        assert_eq!(all, ["", "/steps", "/steps/0"]);
+        assert_eq!(ancestors("").count(), 0);
     }
 
     #[test]

@@ -208,6 +208,9 @@ pub struct Report {
     pub fixes_applied: u32,
     /// Fixes rolled back because they added an error.
     pub fixes_rolled_back: u32,
+    /// What the safe fixes saved: each error they removed is one the planner did not have
+    /// to be called for.
+    pub safe_fixes: SafeFixes,
     /// Those fixes, each with the errors it added (when that is why it was rolled back).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rolled_back: Vec<AppliedFix>,
@@ -224,6 +227,15 @@ pub struct Report {
     /// The WorkflowVersion of the last draft, when it has no errors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+}
+
+/// What the machine-applicable fixes did over a session (`safe_fixes` of the report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SafeFixes {
+    /// Fixes applied and kept.
+    pub applied: u32,
+    /// Errors (by code and pointer) they removed.
+    pub findings_removed: u32,
 }
 
 impl Report {
@@ -334,6 +346,7 @@ pub fn run(
             no_proposal: NoProposal::default(),
             fixes_applied: 0,
             fixes_rolled_back: 0,
+            safe_fixes: SafeFixes::default(),
             rolled_back: Vec::new(),
             cycle_codes: Vec::new(),
             planner_findings: Vec::new(),
@@ -412,6 +425,8 @@ impl Loop<'_, '_> {
                     if logged.is_ok() {
                         report.fixes_applied += pass.applied.len() as u32;
                         report.fixes_rolled_back += pass.rolled_back.len() as u32;
+                        report.safe_fixes.applied += pass.applied.len() as u32;
+                        report.safe_fixes.findings_removed += pass.errors_removed as u32;
                         report.rolled_back.extend(pass.rolled_back.iter().cloned());
                         logged = journal.record(SessionEvent::RepairApplied(RepairApplied {
                             applied: pass.applied.clone(),
@@ -424,6 +439,11 @@ impl Loop<'_, '_> {
                 },
             );
             logged?;
+            // A last pass that kept nothing rolled its fixes back all the same.
+            self.report.fixes_rolled_back += fixed.rolled_back.len() as u32;
+            self.report
+                .rolled_back
+                .extend(fixed.rolled_back.iter().cloned());
             draft = fixed.draft;
             let checked = fixed.checked;
             if !fixed.passes.is_empty() {

@@ -80,6 +80,41 @@ impl Check for PipelineCheck {
     }
 }
 
+/// The checker of `lwirc fix` and the editor's fix-all: the pipeline against a definition
+/// read once, or without one (the checks that need it skipped, as `lwirc validate` does).
+pub struct DraftCheck {
+    definition: Option<Arc<Definition>>,
+    draft_name: String,
+}
+
+impl DraftCheck {
+    /// Checks drafts (reported as `draft_name`) against `definition`, when there is one.
+    pub fn new(definition: Option<Arc<Definition>>, draft_name: impl Into<String>) -> Self {
+        Self {
+            definition,
+            draft_name: draft_name.into(),
+        }
+    }
+
+    /// The full validation of `bytes`, for the renderers.
+    pub fn validation(&self, bytes: &[u8]) -> Validation {
+        let source = Source {
+            name: self.draft_name.clone(),
+            bytes: bytes.to_vec(),
+        };
+        match &self.definition {
+            Some(definition) => pipeline::validate_against(source, definition),
+            None => pipeline::validate(source, None),
+        }
+    }
+}
+
+impl Check for DraftCheck {
+    fn check(&mut self, bytes: &[u8]) -> Checked {
+        checked(self.validation(bytes))
+    }
+}
+
 /// What the repair loop needs of a validation.
 pub fn checked(mut validation: Validation) -> Checked {
     let findings_json = lwir_render::json::findings(&validation);

@@ -233,7 +233,9 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix: which of the two values was meant is unknown.
+    /// When both values are equal, keeping one is machine-applicable: every reader reads
+    /// the same document either way. When they differ there is no automatic fix: which of
+    /// the two was meant is unknown.
     DuplicateKey = "LW002", "duplicate-key", Document, Error, Stable;
 
     /// A string contains a `\u` escape of half a surrogate pair.
@@ -389,8 +391,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Renaming to a known field one edit away, that the object does not have yet, is
-    /// machine-applicable; a rename further away is maybe-incorrect.
+    /// Renaming to a known field the object does not have yet that is
+    /// a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a rename further away is maybe-incorrect.
     UnknownField = "LW102", "unknown-field", Shape, Error, Stable;
 
     /// A field has the wrong JSON type.
@@ -413,7 +417,12 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Machine-applicable when one value is meant beyond doubt: a string that spells a number
+    /// exactly as JSON writes an integer (`"10"`, not `"010"`, `"+10"`, `" 10"`, `"10.0"`,
+    /// within ±(2^53 − 1)) where an integer is wanted; `"true"`/`"false"` where a boolean
+    /// is; one name where a list of names is (`"after": "fetch"` → `["fetch"]`, likewise
+    /// `capabilities` and `tools`); the LWIR version written as a number (`"lwir": 1`).
+    /// Anything else has no automatic fix.
     WrongType = "LW103", "wrong-type", Shape, Error, Stable;
 
     /// A step has a `kind` LWIR does not define.
@@ -436,8 +445,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the one kind one edit away is machine-applicable; a further one is
-    /// maybe-incorrect.
+    /// Replacing with the kind that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable (`tool_call`,
+    /// `Tool.Call`, `tool.cal`); a further one is maybe-incorrect.
     UnknownStepKind = "LW104", "unknown-step-kind", Shape, Error, Stable;
 
     /// An identifier does not have the form LWIR requires.
@@ -485,7 +496,12 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// A string outside a closed list of values (a `language`, a quality tier, a
+    /// capability) replaced with the listed value that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable
+    /// (`Python` → `python`); a further one is maybe-incorrect. Other values have no
+    /// automatic fix.
     InvalidValue = "LW106", "invalid-value", Shape, Error, Stable;
 
     /// A JSON Schema uses a keyword outside the supported subset.
@@ -512,7 +528,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Renaming a keyword to the supported keyword that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) (`maxLenght` →
+    /// `maxLength`), when the schema does not have it yet, is machine-applicable; a further
+    /// one is maybe-incorrect. A keyword outside the subset has no automatic fix.
     UnsupportedSchemaKeyword = "LW107", "unsupported-schema-keyword", Shape, Error, Stable;
 
     /// A `$ref` is not a local reference into `$defs`.
@@ -558,7 +578,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the one definition name one edit away is machine-applicable.
+    /// Replacing with the `$defs` name that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further one
+    /// is maybe-incorrect.
     DanglingSchemaRef = "LW109", "dangling-schema-ref", Shape, Error, Stable;
 
     /// The document declares an LWIR version this lwirc does not implement.
@@ -580,8 +603,8 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing the version with `"1"` is maybe-incorrect: the draft may rely on the other
-    /// version's meaning.
+    /// Replacing the version with `"1"` is machine-applicable: it is the only version a
+    /// draft can be written in, so it is the only value the field can have.
     UnsupportedLwirVersion = "LW110", "unsupported-lwir-version", Shape, Error, Stable;
 
     /// A JSON Schema keyword has a malformed value.
@@ -607,8 +630,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing an unknown type name with the one type name one edit away is
-    /// machine-applicable.
+    /// Replacing an unknown type name with the type name that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
+    /// machine-applicable (`strng`, `String` → `string`); a further one is maybe-incorrect.
     InvalidSchema = "LW111", "invalid-schema", Shape, Error, Stable;
 
     /// An expression or template does not parse.
@@ -658,8 +683,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing a name one edit away from a whitelisted function is machine-applicable only
-    /// when the fix is certain; otherwise none.
+    /// Replacing the name with the whitelisted function that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
+    /// machine-applicable when the call has that function's form (`x.f()` or `f(x)`), and
+    /// maybe-incorrect otherwise; a further one is maybe-incorrect.
     UnknownFunction = "LW202", "unknown-function", Expression, Error, Stable;
 
     /// An expression names something that does not exist.
@@ -683,7 +711,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix; a close name is suggested in the help.
+    /// Replacing the name with the root (`input`) or bound variable that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
+    /// machine-applicable; a further one is maybe-incorrect. A sandbox escape (LW204) is
+    /// never fixed.
     UnknownIdentifier = "LW203", "unknown-identifier", Expression, Error, Stable;
 
     /// An expression reaches for something outside the sandbox.
@@ -727,7 +759,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix; a close id is suggested in the help.
+    /// Replacing the id with the step *in scope* that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a
+    /// further one is maybe-incorrect. A close id of a step out of scope is only named in
+    /// the help.
     UnknownStepReference = "LW205", "unknown-step-reference", Expression, Error, Stable;
 
     /// An expression references a step whose output is not available there.
@@ -776,7 +812,9 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing the property with the only defined property one edit away is
+    /// Replacing the property with the defined property that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
     /// machine-applicable on a closed object; on one that is open because it does not set
     /// `additionalProperties` the fix is maybe-incorrect (the name could exist at run time).
     UnknownProperty = "LW207", "unknown-property", Expression, Error, Stable;
@@ -802,7 +840,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// No automatic fix, by decision. A `when` or `until` comparing a string to a number
+    /// literal (`x == 5` for a string `x`) could mean `x == '5'` or `int(x) == 5`, which
+    /// differ on `"05"`; a template where an expression was meant (`"${ n } "`, a stray
+    /// space, is a string) becomes another type when trimmed, which only its author can
+    /// confirm. Both are shown with help, for the author or the planner.
     TypeMismatch = "LW208", "type-mismatch", Expression, Error, Stable;
 
     /// A template interpolates a list or an object.
@@ -925,8 +967,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the only allowlisted tool one edit away is machine-applicable; the
-    /// closest tool further away is offered as maybe-incorrect.
+    /// Replacing with the allowlisted tool that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable
+    /// (`github.list-issues`, `GitHub.list_isues`); the closest tool further away is
+    /// offered as maybe-incorrect.
     UnknownTool = "LW301", "unknown-tool", Capability, Error, Stable;
 
     /// A `tool.call` omits an argument the tool requires.
@@ -973,8 +1018,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Renaming to the only accepted argument one edit away, not given yet, is
-    /// machine-applicable.
+    /// Renaming to the accepted argument, not given yet, that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is
+    /// machine-applicable (the input schema is closed: no other name is accepted); a
+    /// further one is maybe-incorrect.
     UnknownToolArgument = "LW303", "unknown-tool-argument", Capability, Error, Stable;
 
     /// A literal tool argument does not fit the tool's input schema.
@@ -998,7 +1046,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Machine-applicable when one value is meant beyond doubt and fits the argument's
+    /// schema: a string that spells an integer exactly as JSON writes it (`"5"` → `5`,
+    /// within ±(2^53 − 1); not `"05"`, `"5.0"`, `" 5"`), `"true"`/`"false"` for a boolean,
+    /// and a string that is a unique near match of one `enum` value (`"Open"` → `"open"`).
+    /// A further enum value is maybe-incorrect; other mismatches have no automatic fix.
     ToolArgumentMismatch = "LW304", "tool-argument-mismatch", Capability, Error, Stable;
 
     /// A `model.call` names a model slot the definition does not have.
@@ -1020,7 +1072,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the only slot one edit away is machine-applicable.
+    /// Replacing with the slot that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable (`Fast` → `fast`); a
+    /// further one is maybe-incorrect. The planner's own slot (in the definition) is never
+    /// fixed.
     UnknownModelSlot = "LW401", "unknown-model-slot", Model, Error, Stable;
 
     /// A model slot's quality tier is below what the step requires.
@@ -1204,7 +1260,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// Replacing with the only step id one edit away is machine-applicable.
+    /// Replacing with the step id that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further one is
+    /// maybe-incorrect.
     DanglingAfter = "LW602", "dangling-after", Graph, Error, Stable;
 
     /// Steps depend on each other in a cycle.
@@ -1245,8 +1304,9 @@ code_table! {
     /// Good: `"workflow": "issue-triage"`.
     ///
     /// ## Fix safety
-    /// Replacing with the definition's name is maybe-incorrect: the wrong definition may
-    /// have been passed.
+    /// Replacing with the definition's name is machine-applicable: against this definition
+    /// it is the only value the field can have. (Passing the wrong definition shows in
+    /// everything else the draft reports.)
     WorkflowNameMismatch = "LW604", "workflow-name-mismatch", Graph, Error, Stable;
 
     /// The draft has more steps than the definition allows.
@@ -1299,8 +1359,9 @@ code_table! {
     /// Good: `"max_iterations": 100`.
     ///
     /// ## Fix safety
-    /// Lowering it to the limit is maybe-incorrect: the loop may then stop before `until`
-    /// holds.
+    /// Lowering it to the limit is machine-applicable: a bound above the limit cannot run
+    /// at all, and the limit is the valid bound nearest the author's. The loop may then
+    /// stop before `until` holds (LW1107 at run time), which the help says.
     LoopIterationsOverLimit = "LW607", "loop-iterations-over-limit", Graph, Error, Stable;
 
     /// A `code.run` body is larger than allowed.
@@ -1778,8 +1839,11 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// A close name is suggested as a fix that may be incorrect; a proposal is never changed
-    /// by lwirc, only refused.
+    /// Replacing with the catalog template that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further
+    /// one is maybe-incorrect. A proposal is never changed by lwirc, only refused: the fix
+    /// is for the goal file's author, an editor or the runner.
     UnknownTemplate = "LW1001", "unknown-template", Goal, Error, Stable;
 
     /// Two work items have the same key, or a proposed item reuses an active key.
@@ -1828,7 +1892,10 @@ code_table! {
     /// ```
     ///
     /// ## Fix safety
-    /// A close key is suggested as a fix that may be incorrect.
+    /// Replacing with the item key that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further one is
+    /// maybe-incorrect.
     UnknownDependency = "LW1003", "unknown-dependency", Goal, Error, Stable;
 
     /// The plan's root is not one of its own new items.
@@ -1848,7 +1915,10 @@ code_table! {
     /// Good: `"root": "notes_cached"`, an item of the proposal.
     ///
     /// ## Fix safety
-    /// No automatic fix.
+    /// Replacing with the proposed item key that is a unique near match (the one candidate equal to it once case is folded and `_`, `-`, `.`
+    /// are read alike, or one edit away on names of three characters or more, with no other
+    /// candidate as close) is machine-applicable; a further
+    /// one is maybe-incorrect.
     RootNotNew = "LW1004", "root-not-new", Goal, Error, Stable;
 
     /// The root item's template may not be a plan root.

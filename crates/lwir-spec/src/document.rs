@@ -17,7 +17,7 @@
 //! integers outside ±(2^53 − 1), and numbers that overflow a double.
 
 use crate::codes::Code;
-use crate::finding::Finding;
+use crate::finding::{Applicability, Finding, Fix, PatchOp};
 use crate::pointer::{self, PathStack, array_index};
 use crate::span::Span;
 
@@ -406,16 +406,36 @@ impl Context {
         for &(first, repeat) in &duplicates {
             let (f, r) = (&members[first], &members[repeat]);
             let pointer = pointer::join(&base, &r.key);
-            self.findings.push(
-                Finding::new(
-                    Code::DuplicateKey,
-                    pointer.clone(),
-                    r.key_span,
-                    format!("duplicate key `{}`", r.key),
-                )
-                .with_help("readers disagree on which value wins; keep one of them")
-                .with_related(pointer, f.key_span, "first defined here"),
-            );
+            let equal = same_value(&f.value, &r.value);
+            let mut finding = Finding::new(
+                Code::DuplicateKey,
+                pointer.clone(),
+                r.key_span,
+                format!("duplicate key `{}`", r.key),
+            )
+            .with_help(if equal {
+                "both values are equal; keep one of them"
+            } else {
+                "readers disagree on which value wins; keep one of them"
+            })
+            .with_related(pointer.clone(), f.key_span, "first defined here");
+            // Equal values mean the same to every reader: keeping one is certain. As text
+            // edits, `remove` drops the first member and `add` then finds the repeat.
+            if equal {
+                finding = finding.with_fix(Fix {
+                    applicability: Applicability::MachineApplicable,
+                    patch: vec![
+                        PatchOp::Remove {
+                            path: pointer.clone(),
+                        },
+                        PatchOp::Add {
+                            path: pointer,
+                            value: f.value.to_json(),
+                        },
+                    ],
+                });
+            }
+            self.findings.push(finding);
         }
         let mut drop = vec![false; members.len()];
         for &(_, repeat) in &duplicates {
@@ -426,6 +446,28 @@ impl Context {
             i += 1;
             !drop[i - 1]
         });
+    }
+}
+
+/// Whether two values are the same JSON value, spans aside, with object members in the
+/// same order (the copy of a member pasted twice). Stops at the first difference, so a
+/// large value against a small one costs nothing.
+fn same_value(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(x, y)| x.key == y.key && same_value(&x.value, &y.value))
+        }
+        _ => false,
     }
 }
 
@@ -1171,6 +1213,21 @@ mod tests {
         let doc = out.document.unwrap();
         assert_eq!(doc.root().get("a").unwrap().as_i64(), Some(1));
         assert_eq!(doc.root().as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn equal_duplicates_have_a_certain_fix_and_different_ones_none() {
+        let src = r#"{"a":{"x":[1,"s"]},"b":2,"a":{ "x": [1, "s"] },"b":3}"#;
+        let out = read(src.as_bytes().to_vec());
+        let fixes: Vec<_> = out
+            .findings
+            .iter()
+            .map(|f| (f.pointer.as_str(), f.fix.as_ref().map(|x| x.applicability)))
+            .collect();
+        assert_eq!(
+            fixes,
+            [("/a", Some(Applicability::MachineApplicable)), ("/b", None)]
+        );
     }
 
     #[test]

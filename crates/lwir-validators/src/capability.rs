@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use jsonschema::error::ValidationErrorKind;
 use lwir_spec::document::Node;
 use lwir_spec::ir::{Definition, Step, StepKind, Tool};
-use lwir_spec::{Code, Finding, Fix, PatchOp, pointer};
+use lwir_spec::{Applicability, Code, Finding, Fix, PatchOp, pointer};
 
 use crate::literal::is_literal;
 use crate::{Context, expected_types, head, one_of, replace_at, unknown_name};
@@ -174,6 +174,7 @@ fn arguments<'d>(
         .map(|m| (m.key.to_string(), m.value.to_json()))
         .collect();
     let instance = serde_json::Value::Object(literals);
+    let mut tried = 0;
     for error in validator.iter_errors(&instance) {
         let path = error.instance_path().as_str();
         let top_level = path.is_empty();
@@ -191,17 +192,75 @@ fn arguments<'d>(
         let name = pointer::tokens(path)
             .and_then(|t| t.into_iter().next())
             .unwrap_or_default();
-        out.push(Finding::new(
+        let at = format!("{args_at}{path}");
+        let mut finding = Finding::new(
             Code::ToolArgumentMismatch,
-            format!("{args_at}{path}"),
+            at.clone(),
             node.span,
             format!(
                 "argument `{name}` does not fit `{}`: {}",
                 tool.id,
                 mismatch(&error, node)
             ),
-        ));
+        );
+        // Each candidate fix validates the step's arguments again: a bounded number per step.
+        if tried < MAX_ARGUMENT_FIXES
+            && let Some((value, applicability)) = argument_fix(&error, node)
+            && {
+                tried += 1;
+                fits(validator, &instance, path, &value)
+            }
+        {
+            finding = finding.with_fix(Fix::replace(applicability, at, value));
+        }
+        out.push(finding);
     }
+}
+
+/// Most argument fixes tried per step (each validates its arguments once more).
+const MAX_ARGUMENT_FIXES: usize = 32;
+
+/// The fix of a literal argument that breaks its schema, when one value is meant beyond
+/// doubt: a string spelling exactly the integer or boolean the schema wants (`"5"` → `5`),
+/// or a string one enum value differs from in case or separators only, or by one edit
+/// ([`lwir_spec::suggest::suggest`]; further ones are maybe-incorrect).
+fn argument_fix(
+    error: &jsonschema::ValidationError<'_>,
+    node: &Node,
+) -> Option<(serde_json::Value, Applicability)> {
+    match error.kind() {
+        ValidationErrorKind::Type { kind } => {
+            crate::literal::exact_conversion(node, &expected_types(kind))
+                .map(|v| (v, Applicability::MachineApplicable))
+        }
+        ValidationErrorKind::Enum { options } => {
+            let wrong = node.as_str()?;
+            let options = options.as_array()?;
+            let names = options.iter().filter_map(serde_json::Value::as_str);
+            let (name, applicability) = lwir_spec::suggest::suggest(wrong, names)?;
+            Some((serde_json::Value::from(name), applicability))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the literal arguments `instance` with `value` at `path` have no error at or
+/// inside `path`: the fixed argument fits its schema.
+fn fits(
+    validator: &jsonschema::Validator,
+    instance: &serde_json::Value,
+    path: &str,
+    value: &serde_json::Value,
+) -> bool {
+    let mut fixed = instance.clone();
+    let Some(slot) = fixed.pointer_mut(path) else {
+        return false;
+    };
+    *slot = value.clone();
+    !validator.iter_errors(&fixed).any(|e| {
+        let at = e.instance_path().as_str();
+        at == path || at.starts_with(&format!("{path}/"))
+    })
 }
 
 fn mismatch(error: &jsonschema::ValidationError<'_>, node: &Node) -> String {

@@ -202,7 +202,8 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
                         ),
                     )
                     .with_help("the loop may then stop before `until` holds; check that the bound still suffices")
-                    .with_fix(Fix::replace(Applicability::MaybeIncorrect, at, limits.max_loop_iterations)),
+                    // The limit is the only valid bound nearest the author's: certain.
+                    .with_fix(Fix::replace(Applicability::MachineApplicable, at, limits.max_loop_iterations)),
                 );
             }
         }
@@ -335,8 +336,9 @@ fn workflow_name(cx: &Context<'_>, expected: Option<&str>, out: &mut Vec<Finding
                 format!("the draft is for workflow `{name}`, but the definition is `{expected}`"),
             )
             .with_help("check that the right definition was passed with `-d`")
+            // The definition allows exactly one value here.
             .with_fix(Fix::replace(
-                Applicability::MaybeIncorrect,
+                Applicability::MachineApplicable,
                 "/workflow",
                 expected,
             )),

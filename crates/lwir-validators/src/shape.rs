@@ -200,8 +200,9 @@ fn lwir_version(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 format!("LWIR version `{version}` is not supported"),
             )
             .with_help(format!("this lwirc implements LWIR `{LWIR_VERSION}`"))
+            // There is exactly one LWIR version a draft can be written in.
             .with_fix(Fix::replace(
-                Applicability::MaybeIncorrect,
+                Applicability::MachineApplicable,
                 "/lwir",
                 LWIR_VERSION,
             )),
@@ -361,7 +362,7 @@ fn meta_schema_error(
             }
             ValidationErrorKind::Type { kind } => {
                 let expected = expected_types(kind);
-                found.push(Finding::new(
+                let finding = Finding::new(
                     Code::WrongType,
                     at.clone(),
                     node.span,
@@ -371,7 +372,15 @@ fn meta_schema_error(
                         article(&expected),
                         node.type_name()
                     ),
-                ));
+                );
+                found.push(match wrong_type_fix(&at, node, &expected, origin) {
+                    Some(value) => finding.with_fix(Fix::replace(
+                        Applicability::MachineApplicable,
+                        at.clone(),
+                        value,
+                    )),
+                    None => finding,
+                });
             }
             ValidationErrorKind::Enum { options } => {
                 let options: Vec<&str> = options
@@ -432,6 +441,38 @@ fn meta_schema_error(
                 f
             });
         }
+    }
+}
+
+/// The certain fix of a draft value of the wrong JSON type, when there is one: the string
+/// spelling exactly a number or boolean where one is wanted (`"max_iterations": "10"`),
+/// one name where a list of names is wanted (`"after": "fetch"` → `["fetch"]`), and the
+/// LWIR version written as a number (`"lwir": 1`).
+fn wrong_type_fix(
+    at: &str,
+    node: &Node,
+    expected: &str,
+    origin: Origin,
+) -> Option<serde_json::Value> {
+    if origin != Origin::Draft {
+        return None;
+    }
+    if at == "/lwir" {
+        return Some(serde_json::Value::from(LWIR_VERSION));
+    }
+    if let Some(value) = crate::literal::exact_conversion(node, expected) {
+        return Some(value);
+    }
+    let list_of_names = ["after", "capabilities", "tools"]
+        .iter()
+        .any(|field| at.ends_with(&format!("/{field}")));
+    match node.as_str() {
+        Some(name)
+            if expected == "array" && list_of_names && !crate::literal::interpolates(name) =>
+        {
+            Some(serde_json::json!([name]))
+        }
+        _ => None,
     }
 }
 

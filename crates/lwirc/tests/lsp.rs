@@ -1082,3 +1082,87 @@ fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
         client.finish();
     }
 }
+
+/// The editor's fix-all and `lwirc fix` make the same bytes, on every fixture of the
+/// corpus that is checked against the shared definition: both are `fix_draft`.
+#[test]
+fn fix_all_and_lwirc_fix_give_the_same_bytes_on_the_corpus() {
+    let cases = repo().join("crates/lwir-corpus/cases");
+    let definition = cases.join("workflow.json");
+    let mut client = Client::start(
+        &["utf-8"],
+        json!({ "definition": "crates/lwir-corpus/cases/workflow.json" }),
+        false,
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && !p.join("workflow.json").exists())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for path in files {
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let stem = name.strip_suffix(".json").unwrap_or_default();
+            if !name.starts_with("invalid_")
+                || !name.ends_with(".json")
+                || folder.join(format!("{stem}.workflow.json")).exists()
+            {
+                continue;
+            }
+            // Only UTF-8 drafts open in an editor; only drafts (naming `lwir`) get fix-all.
+            let Ok(text) = String::from_utf8(std::fs::read(&path).unwrap()) else {
+                continue;
+            };
+            if !text.contains("\"lwir\"") {
+                continue;
+            }
+            let u = client.open(&path, &text);
+            client.diagnostics(&u);
+            let actions = client
+                .request(
+                    "textDocument/codeAction",
+                    json!({
+                        "textDocument": { "uri": u },
+                        "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                        "context": { "diagnostics": [], "only": ["source.fixAll"] },
+                    }),
+                )
+                .unwrap();
+            let editor = match actions.as_array().unwrap().as_slice() {
+                [] => text.clone(),
+                [action] => apply_edit(&text, &action["edit"], true),
+                more => panic!("{name}: {more:?}"),
+            };
+            let out = out_dir.path().join(&name);
+            let cli = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
+                .arg("fix")
+                .arg(&path)
+                .arg("-d")
+                .arg(&definition)
+                .arg("-o")
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(cli.status.code().is_some_and(|c| c < 2), "{name}: {cli:?}");
+            let cli = std::fs::read_to_string(&out).unwrap();
+            assert_eq!(editor, cli, "{name}: fix-all and `lwirc fix` differ");
+            client.notify(
+                "textDocument/didClose",
+                json!({ "textDocument": { "uri": u } }),
+            );
+            // A closed document's diagnostics are cleared.
+            client.diagnostics(&u);
+            compared += 1;
+        }
+    }
+    assert!(compared > 50, "compared {compared} fixtures");
+    client.finish();
+}

@@ -7,13 +7,14 @@ use std::path::Path;
 use common::*;
 use serde_json::{Value, json};
 
-/// The example's clean draft with a misspelt tool whose arguments the right tool rejects
-/// (its fix adds an error, so it is rolled back), and a `max_parallel` over the limit (its
-/// fix is kept).
+/// The example's clean draft with a misspelt tool one edit from the wrong tool (its fix
+/// to `github.add_label` breaks the next step, which reads `items` of the first one's
+/// output, so it is rolled back), and a `max_parallel` over the limit (its fix is kept).
+/// (The arguments `github.add_label` then rejects are the draft's own mistakes, revealed:
+/// they alone would not roll the fix back.)
 fn draft_with_a_bad_fix() -> Value {
     let mut draft = example_draft();
-    draft["steps"][0]["tool"] = json!("github.list_isues");
-    draft["steps"][0]["args"]["state"] = json!("everything");
+    draft["steps"][0]["tool"] = json!("github.add_labl");
     draft["steps"][1]["max_parallel"] = json!(64);
     draft
 }
@@ -51,13 +52,13 @@ fn a_rolled_back_fix_names_the_error_it_added() {
         .find(|l| l.contains("rolled back"))
         .unwrap_or_else(|| panic!("no rollback line:\n{text}"));
     assert!(
-        line.contains("LW301 /steps/0/tool") && line.contains("LW304 /steps/0/args/state"),
+        line.contains("LW301 /steps/0/tool") && line.contains("LW207 /steps/1/over"),
         "{line}"
     );
     // The final report says it too.
     let report = text.split("the last draft:").nth(1).unwrap();
     assert!(
-        report.contains("rolled back") && report.contains("LW304 /steps/0/args/state"),
+        report.contains("rolled back") && report.contains("LW207 /steps/1/over"),
         "{report}"
     );
     // And the JSON report carries it.
@@ -73,7 +74,7 @@ fn a_rolled_back_fix_names_the_error_it_added() {
     assert_eq!(rolled_back["pointer"], "/steps/0/tool");
     assert_eq!(
         rolled_back["added_errors"],
-        json!([{ "code": "LW304", "pointer": "/steps/0/args/state" }])
+        json!([{ "code": "LW207", "pointer": "/steps/1/over" }])
     );
 }
 

@@ -24,19 +24,35 @@ impl Typer<'_, '_, '_, '_, '_> {
                 self.report(Code::SandboxEscape, name_span, format!("`{name}` reaches outside the sandbox"))
                     .help = Some("the planner cannot see secrets or the environment, and expressions have no I/O; pass the value in the workflow input instead".to_owned());
             } else {
-                let help = match suggest(name, functions::FUNCTIONS.iter().map(|f| f.name)) {
+                let suggestion = suggest(name, functions::FUNCTIONS.iter().map(|f| f.name));
+                let help = match suggestion {
                     Some((c, _)) => {
                         format!("did you mean `{c}`? `lwirc explain functions` lists the whitelist")
                     }
                     None => "`lwirc explain functions` lists the functions expressions may call"
                         .to_owned(),
                 };
-                self.report(
+                // Certain only when the function is called the way the suggestion is.
+                let fix = suggestion.and_then(|(c, a)| {
+                    let style = functions::function(c)?.style;
+                    let fits = matches!(
+                        (style, target.is_some()),
+                        (Style::Both, _) | (Style::Method, true) | (Style::Global, false)
+                    );
+                    let a = if fits {
+                        a
+                    } else {
+                        Applicability::MaybeIncorrect
+                    };
+                    self.name_fix(name_span, c, a)
+                });
+                let finding = self.report(
                     Code::UnknownFunction,
                     name_span,
                     format!("`{name}` is not a whitelisted function"),
-                )
-                .help = Some(help);
+                );
+                finding.help = Some(help);
+                finding.fix = fix;
             }
             return (Ty::Any, cost);
         };

@@ -362,19 +362,22 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             .chain(self.scope.vars.iter().map(|(n, _)| n.clone()))
             .chain(self.locals.iter().map(|(n, _)| n.clone()))
             .collect();
-        let help = match suggest(name, known.iter().map(String::as_str)) {
+        let suggestion = suggest(name, known.iter().map(String::as_str));
+        let help = match suggestion {
             Some((c, _)) => format!("did you mean `{c}`?"),
             None => format!(
                 "expressions start from {}, or a variable bound by `map`, `reduce` or a macro",
                 one_of(known.iter().map(String::as_str))
             ),
         };
-        self.report(
+        let fix = suggestion.and_then(|(c, a)| self.name_fix(span, c, a));
+        let finding = self.report(
             Code::UnknownIdentifier,
             span,
             format!("unknown name `{name}`"),
-        )
-        .help = Some(help);
+        );
+        finding.help = Some(help);
+        finding.fix = fix;
         Ty::Any
     }
 
@@ -535,6 +538,17 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         }
     }
 
+    /// The fix renaming the name at `span` (relative to the site's string) to `with`.
+    pub(super) fn name_fix(
+        &self,
+        span: Span,
+        with: &str,
+        applicability: Applicability,
+    ) -> Option<Fix> {
+        self.rewrite(span, with)
+            .map(|fixed| Fix::replace(applicability, self.site.pointer, fixed))
+    }
+
     /// The string at the site with the bytes at `span` replaced by `with`.
     pub(super) fn rewrite(&self, span: Span, with: &str) -> Option<String> {
         let text = self.site.node.as_str()?;
@@ -582,17 +596,22 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     .take(8)
                     .map(|s| s.id)
                     .collect();
-                let help = match suggest(id, self.checker.ids.iter().copied()) {
+                // A fix only to a step this expression can read.
+                let in_scope = suggest(id, self.scope.steps.iter().map(|s| s.id));
+                let help = match in_scope.or_else(|| suggest(id, self.checker.ids.iter().copied()))
+                {
                     Some((c, _)) => format!("did you mean `{c}`?"),
                     None if visible.is_empty() => "no step is visible here".to_owned(),
                     None => format!("visible steps: {}", one_of(visible.iter().copied())),
                 };
-                self.report(
+                let fix = in_scope.and_then(|(c, a)| self.name_fix(span, c, a));
+                let finding = self.report(
                     Code::UnknownStepReference,
                     span,
                     format!("no step has id `{id}`"),
-                )
-                .help = Some(help);
+                );
+                finding.help = Some(help);
+                finding.fix = fix;
             }
         }
         found

@@ -5,6 +5,7 @@ pub(crate) mod compile;
 pub(crate) mod drift;
 pub(crate) mod eval;
 pub(crate) mod explain;
+pub(crate) mod fix;
 pub(crate) mod goal;
 pub(crate) mod goals;
 pub(crate) mod hash;

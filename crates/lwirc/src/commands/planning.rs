@@ -23,7 +23,9 @@ use super::{ColorChoice, print, stderr_color};
 pub(crate) struct PlannerArgs {
     /// The planner command: run directly (split like a shell would, but without a shell),
     /// one JSON request on its standard input, one JSON answer on its standard output.
-    #[arg(long, value_name = "CMD", required_unless_present = "planner_url")]
+    /// Required, or --planner-url, unless the session may make no planner call
+    /// (`lwirc repair --max-planner-calls 0`).
+    #[arg(long, value_name = "CMD")]
     pub(crate) planner: Option<String>,
     /// Plan with lwirc's built-in harness against an OpenAI-compatible chat-completions
     /// server: requests go to `URL/chat/completions`, with `$OPENAI_API_KEY` (when set) as

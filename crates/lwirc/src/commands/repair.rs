@@ -23,8 +23,13 @@ use crate::exit;
 /// JSON answer (protocol `lwir-planner/1`, see `crates/lwir-spec/README.md` §8). It is run without
 /// a shell unless `--planner-shell` is given; each call has a timeout.
 ///
+/// With `--max-planner-calls 0` only the safe fixes run, and no planner is needed: what
+/// `lwirc fix` does, with the loop's report.
+///
 /// The repaired draft goes to `-o OUT` (written atomically) or standard output; on failure
-/// nothing is written there. Progress goes to standard error.
+/// nothing is written there, unless `--keep-partial` is given: then the last draft (the
+/// safe fixes applied) is written there all the same, and the exit status is still 1.
+/// Progress goes to standard error.
 ///
 /// Exit status: 0 converged, 1 not converged (or the definition has errors), 2 usage error
 /// or unreadable file.
@@ -33,6 +38,7 @@ use crate::exit;
 ///   lwirc repair draft.json -d workflow.json --planner 'python3 planner.py' -o fixed.json
 ///   lwirc repair draft.json -d workflow.json --planner ./planner --max-attempts 1
 ///   lwirc repair draft.json -d workflow.json --planner 'examples/planners/attention.sh'
+///   lwirc repair draft.json -d workflow.json --max-planner-calls 0 --keep-partial -o out.json
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
@@ -41,6 +47,10 @@ pub(crate) struct Args {
     /// Where to write the repaired draft (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<std::path::PathBuf>,
+    /// When the loop does not converge, write the last draft (partly fixed) to `-o OUT`
+    /// anyway.
+    #[arg(long, requires = "output")]
+    keep_partial: bool,
     #[command(flatten)]
     planner: PlannerArgs,
 }
@@ -61,9 +71,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     // The built-in harness records its turns and keeps its scratch space in a directory of
     // its own, as a compile session does.
     let record = crate::commands::repair_record_dir();
-    let mut planner = args
-        .planner
-        .planner(&prepared, &args.files.definition, &record, false)?;
+    let no_planner = args.planner.planner.is_none() && args.planner.planner_url.is_none();
+    let mut planner: Box<dyn lwir_repair::harness::Planner> =
+        if no_planner && bounds.max_planner_calls == 0 {
+            // The loop never calls it: safe fixes alone.
+            Box::new(Unused)
+        } else {
+            args.planner
+                .planner(&prepared, &args.files.definition, &record, false)?
+        };
     let mut journal = Journal::in_memory();
     if !args.planner.quiet {
         journal.observe(planning::progress);
@@ -78,6 +94,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     )?;
     planning::report(&outcome, &check, &args.planner, None)?;
     if !outcome.report.converged() {
+        if args.keep_partial
+            && let (Some(path), Some(bytes)) = (&args.output, &outcome.draft)
+        {
+            write_atomically(path, bytes)?;
+            if !args.planner.quiet {
+                eprintln!(
+                    "wrote the partly repaired draft ({} error{} left) to {}",
+                    outcome.report.errors,
+                    if outcome.report.errors == 1 { "" } else { "s" },
+                    path.display()
+                );
+            }
+        }
         return Ok(exit::FINDINGS);
     }
     let bytes = outcome.draft.unwrap_or_default();
@@ -92,4 +121,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         None => {}
     }
     Ok(exit::OK)
+}
+
+/// The planner of a session allowed no planner call: never called.
+struct Unused;
+
+impl lwir_repair::harness::Planner for Unused {
+    fn call(
+        &mut self,
+        _request: &lwir_repair::protocol::Request,
+        _bytes: &[u8],
+    ) -> Result<lwir_repair::harness::Response, lwir_repair::harness::PlannerFailure> {
+        Err(lwir_repair::harness::PlannerFailure {
+            kind: lwir_repair::harness::FailureKind::NotStarted,
+            message: "no planner was given (--max-planner-calls 0)".to_owned(),
+            stderr_tail: String::new(),
+            elapsed: std::time::Duration::ZERO,
+        })
+    }
 }
