@@ -49,11 +49,18 @@ fn a_fork_bomb_whose_shell_returns_at_once_ends_with_the_call() {
     // The shell returns at once, and the bomb it left running dies with the call rather
     // than at the wall time. Whether the shell itself succeeds is a race the command runs
     // (its own second fork against the bomb filling the limit); the report follows from
-    // it: exit 0 and no limit, or the shell's failure and the limit it met.
+    // it: exit 0 and no limit, or the shell's failure and the limit it met — or, on a
+    // loaded machine where the bomb fills the limit before the shell gets to return, the
+    // call stopped by that limit, the shell killed with it.
     let met = cgroup_processes(sandbox).then_some(Limit::Processes);
     match (outcome.exit_status, outcome.limit) {
         (Some(0), None) => {}
         (Some(status), limit) if status != 0 && limit == met => {}
+        (None, Some(Limit::Processes)) if met.is_some() && outcome.signal.is_some() => {}
+        // Without cgroups (an ordinary user, rlimits): a shell whose fork fails retries it
+        // (bash's "fork: retry"), so on a loaded machine it may still be retrying at the
+        // wall time, which ends it and everything it started.
+        (None, Some(Limit::Time)) if met.is_none() && outcome.signal.is_some() => {}
         _ => panic!("{outcome:?}"),
     }
     assert!(
