@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README as a tested path: every ```sh block of README.md, in order, as written, from
+# The README as a tested path: every ```sh block of README.md and then of the guide's pages
+# (docs/guide/, in the README's order), as written, from
 # the root of a fresh clone of this checkout's HEAD, in one shell (what one block sets, the
 # next sees), with `lwirc` and `cargo run --` meaning the binary given as $1. A line may
 # exit non-zero only when its own comment says so (`exit 1 on errors`). A block preceded by
@@ -14,37 +15,42 @@ repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 git clone -q "$repo" "$scratch/clone"
-python3 - "$repo/README.md" > "$scratch/blocks" <<'PY'
-import sys
-lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
-block, skip, n, start = None, None, 0, 0
-for i, line in enumerate(lines):
-    if block is None:
-        if line.startswith("<!-- not run:"):
-            skip = line[len("<!-- not run:"):].rstrip("-> ").strip()
-        elif line.strip() == "```sh":
-            block, start = [], i + 1
-        elif line.strip():
-            skip = None
-    elif line.strip() == "```":
-        n += 1
-        if skip:
-            print(f"#SKIP {start + 1} {skip}")
-        else:
-            print(f"#BLOCK {start + 1}")
-            # Continuation lines joined, comments and blank lines left out.
-            joined = []
-            for l in block:
-                if joined and joined[-1].endswith("\\"):
-                    joined[-1] = joined[-1][:-1] + " " + l.strip()
-                else:
-                    joined.append(l)
-            for l in joined:
-                if l.strip() and not l.lstrip().startswith("#"):
-                    print(l)
-        block, skip = None, None
-    else:
-        block.append(line)
+python3 - "$scratch/clone" > "$scratch/blocks" <<'PY'
+import re, sys
+root = sys.argv[1]
+readme = open(f"{root}/README.md", encoding="utf-8").read()
+# The README, then each guide page in the order the README links them.
+files = ["README.md"] + list(dict.fromkeys(re.findall(r"\]\((docs/guide/[a-z-]+\.md)\)", readme)))
+for name in files:
+  lines = open(f"{root}/{name}", encoding="utf-8").read().split("\n")
+  block, skip, n, start = None, None, 0, 0
+  for i, line in enumerate(lines):
+      if block is None:
+          if line.startswith("<!-- not run:"):
+              skip = line[len("<!-- not run:"):].rstrip("-> ").strip()
+          elif line.strip() == "```sh":
+              block, start = [], i + 1
+          elif line.strip():
+              skip = None
+      elif line.strip() == "```":
+          n += 1
+          if skip:
+              print(f"#SKIP {name}:{start + 1} {skip}")
+          else:
+              print(f"#BLOCK {name}:{start + 1}")
+              # Continuation lines joined, comments and blank lines left out.
+              joined = []
+              for l in block:
+                  if joined and joined[-1].endswith("\\"):
+                      joined[-1] = joined[-1][:-1] + " " + l.strip()
+                  else:
+                      joined.append(l)
+              for l in joined:
+                  if l.strip() and not l.lstrip().startswith("#"):
+                      print(l)
+          block, skip = None, None
+      else:
+          block.append(line)
 PY
 cat > "$scratch/prelude" <<EOF2
 lwirc() { "$bin" "\$@"; }
@@ -63,14 +69,14 @@ cd "$scratch/clone" || exit 1
     cat "$scratch/prelude"
     while IFS= read -r line; do
         case $line in
-            "#SKIP "*) echo "echo 'README line ${line#\#SKIP }' | sed 's/^README line \\([0-9]*\\) /README line \\1: not run: /' >&2" ;;
+            "#SKIP "*) rest=${line#\#SKIP }; printf 'echo %q >&2\n' "README: ${rest%% *}: not run: ${rest#* }" ;;
             "#BLOCK "*) echo "readme_line=${line#\#BLOCK }" ;;
             *)
                 expected=0
                 if [[ $line =~ \#.*exit\ ([0-9]+) ]]; then expected="0|${BASH_REMATCH[1]}"; fi
                 quoted=$(printf '%q' "$line")
                 printf '%s\n' "$line" "readme_status=\$?" \
-                    "case \$readme_status in $expected) ;; *) echo \"README block at line \$readme_line: \"$quoted\" exited \$readme_status\" >&2; exit 1 ;; esac"
+                    "case \$readme_status in $expected) ;; *) echo \"README: the block at \$readme_line: \"$quoted\" exited \$readme_status\" >&2; exit 1 ;; esac"
                 ;;
         esac
     done < "$scratch/blocks"

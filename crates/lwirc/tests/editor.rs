@@ -68,11 +68,11 @@ fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
     assert_eq!(after, ["LW107", "LW302", "LW603", "LW101", "LW304"]);
 }
 
-/// The README's Neovim configuration, exactly as written, with `lwirc` on the PATH: the
+/// The guide's Neovim configuration (docs/guide/editors.md), exactly as written, with `lwirc` on the PATH: the
 /// packaged Neovim (Debian's is 0.7) attaches `lwirc lsp` to a JSON file and shows its
 /// findings.
 #[test]
-fn the_readmes_neovim_configuration_works_as_written() {
+fn the_guides_neovim_configuration_works_as_written() {
     if Command::new("nvim").arg("--version").output().is_err() {
         assert!(
             std::env::var_os("LWIRC_REQUIRE_EDITOR").is_none(),
@@ -82,7 +82,7 @@ fn the_readmes_neovim_configuration_works_as_written() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/guide/editors.md")).unwrap();
     let after = &readme[readme.find("**Neovim**").expect("a Neovim section")..];
     let start = after.find("```lua\n").expect("a lua block") + "```lua\n".len();
     let snippet = &after[start..start + after[start..].find("```").unwrap()];

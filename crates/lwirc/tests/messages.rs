@@ -280,14 +280,14 @@ fn help_says_where_output_goes_and_names_every_validator() {
 }
 
 #[test]
-fn the_readme_drift_example_runs_as_shown() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+fn the_guides_drift_example_runs_as_shown() {
+    let readme = std::fs::read_to_string(root().join("docs/guide/registering.md")).unwrap();
     let shell = "$ lwirc drift 5c281a30 -d examples/issue-triage/today.json\n";
     let shown = readme
         .split(shell)
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .expect("the README shows `lwirc drift 5c281a30 -d examples/issue-triage/today.json`");
+        .expect("docs/guide/registering.md shows `lwirc drift 5c281a30 -d examples/issue-triage/today.json`");
     let dir = tempfile::tempdir().unwrap();
     let registry = dir.path().join("registry").display().to_string();
     let run = |args: &[&str]| {

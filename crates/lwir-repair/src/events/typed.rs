@@ -3,7 +3,7 @@
 //! ([`SessionEvent::name`], [`SessionEvent::data`]) and read back from it
 //! ([`SessionEvent::parse`]); the journal compares typed events when it replays a log.
 //!
-//! The names and fields are those the log has always had (documented in the README's
+//! The names and fields are those the log has always had (documented in docs/guide/compiling.md's
 //! session section): `data` is written as a JSON object with its keys sorted, so an event
 //! written from these types is byte for byte what earlier versions wrote.
 
