@@ -699,3 +699,57 @@ fn a_failed_connection_names_the_address_the_database_or_the_role() {
     let err = list(&format!("{scheme}//no_such_role@{host}/postgres"));
     assert!(err.contains("no_such_role"), "{err}");
 }
+
+/// The same goal file created in two stores, each with a history of its own: `goals copy`
+/// says so (not "damaged"), copies nothing over it, and still copies the other goals.
+#[test]
+fn goals_copy_of_a_goal_with_a_history_of_its_own_there_says_so_and_copies_the_rest() {
+    let dir = goal_registry();
+    let d = dir.path();
+    let here = Backend {
+        label: "directory",
+        goals: d.join("here").display().to_string(),
+    };
+    let there = Backend {
+        label: "directory",
+        goals: d.join("there").display().to_string(),
+    };
+    let goal = create(d, &here, &example_goal());
+    assert_eq!(create(d, &there, &example_goal()), goal);
+    // Only here: a second goal, which the copy must still bring over.
+    let mut other = example_goal();
+    other["goal"] = serde_json::json!("another-goal");
+    let second = create(d, &here, &other);
+    assert_exit(
+        &run(
+            d,
+            &here,
+            &[
+                "goal", "report", &goal, "triage", "failed", "--error", "here",
+            ],
+        ),
+        0,
+    );
+    assert_exit(
+        &run(
+            d,
+            &there,
+            &[
+                "goal", "report", &goal, "triage", "failed", "--error", "there",
+            ],
+        ),
+        0,
+    );
+    let out = command(d, &["goals", "copy", &here.goals, &there.goals])
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("it has a history of its own"), "{err}");
+    assert!(!err.contains("damaged"), "{err}");
+    assert!(
+        err.contains("1 copied, 0 already there, 1 problem"),
+        "{err}"
+    );
+    show(d, &there, &second);
+}
