@@ -38,6 +38,8 @@ enum Command {
     Sandbox(commands::sandbox::Args),
     Run(commands::run::Args),
     Runs(commands::runs::Args),
+    Bindings(commands::bindings::Args),
+    Tools(commands::tools::Args),
 }
 
 /// Exit codes shared by every subcommand.
@@ -84,6 +86,8 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => commands::sandbox::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Runs(args) => commands::runs::run(args),
+        Command::Bindings(args) => commands::bindings::run(args),
+        Command::Tools(args) => commands::tools::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -7,24 +7,28 @@ use lwir_model::http::Client;
 use lwir_spec::Code;
 use serde_json::{Value, json};
 
+use super::mcp::Servers;
 use super::{
-    CodeOutcome, CodeRun, EffectError, Effects, ModelAnswer, ModelCall, Surface, ToolAnswer,
-    ToolCall,
+    CodeOutcome, CodeRun, EffectError, Effects, LiveTool, ModelAnswer, ModelCall, Surface,
+    ToolAnswer, ToolCall,
 };
 use crate::bindings::{Bindings, ModelBinding, ToolBinding};
 
-/// Effects as `bindings` place them: command tools and models, models on an
-/// OpenAI-compatible server. Tools over MCP and `code.run` fail with
-/// [`Code::CapabilityUnavailable`] until `lwir-mcp` and `lwir-sandbox` are wired in.
+/// Effects as `bindings` place them: command tools and models, tools of MCP servers (each
+/// server started or reached once, on first use, and shut down when this is dropped: at
+/// the run's end), models on an OpenAI-compatible server. `code.run` fails with
+/// [`Code::CapabilityUnavailable`] until `lwir-sandbox` is wired in.
 pub struct Bound {
     bindings: Bindings,
     clients: Mutex<BTreeMap<String, Arc<Client>>>,
+    servers: Servers,
 }
 
 impl Bound {
     /// The effects of `bindings`.
     pub fn new(bindings: Bindings) -> Self {
         Self {
+            servers: Servers::new(&bindings),
             bindings,
             clients: Mutex::new(BTreeMap::new()),
         }
@@ -48,21 +52,16 @@ impl Bound {
 const NO_SANDBOX: &str = "`code.run` runs in the bubblewrap sandbox, which this build of \
      lwirc does not have yet (lwir-sandbox is not wired in); nothing runs unconfined";
 
-fn mcp_unavailable(tool: &str, server: &str) -> EffectError {
-    EffectError::new(
-        Code::CapabilityUnavailable,
-        format!(
-            "tool `{tool}` is bound to MCP server `{server}`: tools over MCP are not available \
-             in this build of lwirc yet (lwir-mcp is not wired in); bind it to a command"
-        ),
-    )
-}
-
 impl Effects for Bound {
     fn tool(&self, call: &ToolCall) -> Result<ToolAnswer, EffectError> {
         match self.bindings.tools.get(&call.tool) {
             Some(ToolBinding::Command(spec)) => super::command::call_tool(spec, call),
-            Some(ToolBinding::Server { server, .. }) => Err(mcp_unavailable(&call.tool, server)),
+            Some(ToolBinding::Server {
+                server,
+                name,
+                timeout,
+                max_result,
+            }) => self.servers.call(server, name, *timeout, *max_result, call),
             None => Err(EffectError::new(
                 Code::CapabilityUnavailable,
                 format!("tool `{}` is not bound", call.tool),
@@ -94,11 +93,34 @@ impl Effects for Bound {
 
     fn surface(&self, tools: &[&str], slots: &[&str]) -> Result<Surface, EffectError> {
         let mut surface = Surface::default();
+        // Each server is listed once, after it settled; a server that cannot be started or
+        // listed stops the run before its first step (its drift could not be checked).
+        let mut listed: BTreeMap<&str, BTreeMap<String, LiveTool>> = BTreeMap::new();
         for tool in tools {
-            if let Some(ToolBinding::Server { server, .. }) = self.bindings.tools.get(*tool) {
-                // Its live description and schemas cannot be listed here: drift could not be
-                // checked, so the run does not start.
-                return Err(mcp_unavailable(tool, server));
+            let Some(ToolBinding::Server { server, name, .. }) = self.bindings.tools.get(*tool)
+            else {
+                continue;
+            };
+            if !listed.contains_key(server.as_str()) {
+                let live = self.servers.list(server).map_err(|e| {
+                    EffectError::new(
+                        e.code,
+                        format!(
+                            "tool `{tool}` is bound to MCP server `{server}`, whose tools \
+                             cannot be listed: {}",
+                            e.message
+                        ),
+                    )
+                })?;
+                listed.insert(server, live);
+            }
+            match listed[server.as_str()].get(name) {
+                Some(live) => {
+                    surface.tools.insert((*tool).to_owned(), live.clone());
+                }
+                None => {
+                    surface.removed.insert((*tool).to_owned());
+                }
             }
         }
         for slot in slots {
@@ -112,7 +134,9 @@ impl Effects for Bound {
     fn via(&self, tool: &str) -> Value {
         match self.bindings.tools.get(tool) {
             Some(ToolBinding::Command(spec)) => json!({ "command": spec.command }),
-            Some(ToolBinding::Server { server, name }) => json!({ "server": server, "name": name }),
+            Some(ToolBinding::Server { server, name, .. }) => {
+                json!({ "server": server, "name": name })
+            }
             None => Value::Null,
         }
     }

@@ -6,15 +6,16 @@
 //! Everything else a run does is a pure function of the version, the input and the results
 //! of these calls, which is why a run can be resumed and replayed from its log.
 //!
-//! - [`Bound`]: the effects a bindings file describes (command tools and models, models on
-//!   an OpenAI-compatible server; tools over MCP and `code.run` answer
-//!   [`Code::CapabilityUnavailable`] until their crates are wired in);
+//! - [`Bound`]: the effects a bindings file describes (command tools and models, tools of
+//!   MCP servers, models on an OpenAI-compatible server; `code.run` answers
+//!   [`Code::CapabilityUnavailable`] until the sandbox is wired in);
 //! - [`fake`]: an in-process implementation for tests and benchmarks.
 
 mod bound;
 mod command;
 pub mod fake;
 mod http;
+mod mcp;
 
 use std::collections::BTreeMap;
 
@@ -212,6 +213,8 @@ pub struct Surface {
     /// Per referenced tool that a server lists, its live form. Tools whose binding has no
     /// listing of its own (a command) are absent: the record's schemas are theirs.
     pub tools: BTreeMap<String, LiveTool>,
+    /// Referenced tools whose server does not list them (drift: the tool was removed).
+    pub removed: std::collections::BTreeSet<String>,
     /// Per referenced slot, the model the bindings name (absent: the slot's own model).
     pub models: BTreeMap<String, String>,
 }

@@ -33,8 +33,11 @@ use crate::exit;
 /// `{"tool", "args", "idempotency_key"}` on standard input and prints its result; a command
 /// model reads the chat request and prints its answer; a model may be any OpenAI-compatible
 /// server (`url`, `api_key_env`). Commands get `PATH`, `HOME`, `LANG` and the variables
-/// their binding lists, nothing else of lwirc's environment. In this build tools over MCP
-/// and `code.run` steps are not available (LW1108).
+/// their binding lists, nothing else of lwirc's environment. A tool bound to an MCP server
+/// (`servers`: a `command` speaking MCP on standard input and output, or a streamable HTTP
+/// `url`) is called over MCP, its idempotency key in `_meta` (`lwir/idempotency-key`);
+/// each server is started once per run (with that minimal environment too) and shut down
+/// at its end. In this build `code.run` steps are not available (LW1108).
 ///
 /// Exit status: 0 the run succeeded; 1 it failed (the step, the error and its code on
 /// standard error) or the input does not fit (findings); 2 usage error, unreadable file or
@@ -182,7 +185,7 @@ pub(crate) fn read_bindings(path: &str) -> anyhow::Result<Option<(Bindings, Span
 }
 
 /// Prints `findings` about file `name` for people on standard error.
-fn report_findings(findings: &[Finding], name: &str, bytes: &[u8]) {
+pub(crate) fn report_findings(findings: &[Finding], name: &str, bytes: &[u8]) {
     let file = File {
         name,
         bytes,

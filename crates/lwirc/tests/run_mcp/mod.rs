@@ -1,0 +1,590 @@
+//! `lwirc run` with tools over MCP: a test server of our own (`tests/data/mcp/counter.py`,
+//! plain JSON-RPC, which counts every call it receives and its idempotency key), and the real
+//! servers `.ci/engines.sh` installs (`@modelcontextprotocol/server-everything`,
+//! `mcp-server-time`), which are skipped, saying so, when their variables are not set
+//! (unless `LWIRC_REQUIRE_ENGINES` is).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{assert_exit, command, lwirc, output_within, root, stderr, stdout, write_json};
+
+/// The test server's path.
+fn counter() -> String {
+    root()
+        .join("crates/lwirc/tests/data/mcp/counter.py")
+        .display()
+        .to_string()
+}
+
+/// The test server's command line, counting calls into `log`, with `add` at `variant`.
+fn counter_command(log: &Path, variant: u32, extra: &[&str]) -> Value {
+    let mut command = vec![
+        "python3".to_owned(),
+        counter(),
+        "--log".to_owned(),
+        log.display().to_string(),
+        "--variant".to_owned(),
+        variant.to_string(),
+    ];
+    command.extend(extra.iter().map(|s| (*s).to_owned()));
+    json!(command)
+}
+
+/// `lwirc tools import --mcp LINE --prefix PREFIX` in `dir`: the `tools` entries, and what
+/// it said on standard error.
+fn import(dir: &Path, line: &str, prefix: &str) -> (Value, String) {
+    let out = lwirc(dir, &["tools", "import", "--mcp", line, "--prefix", prefix]);
+    assert_exit(&out, 0);
+    let entries: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    (entries["tools"].clone(), stderr(&out))
+}
+
+/// A definition with `tools` (as `tools import` printed them).
+fn definition(tools: &Value) -> Value {
+    json!({
+        "name": "w",
+        "input": {"type": "object"},
+        "output": {},
+        "models": {},
+        "tools": tools,
+        "limits": {"max_steps": 100, "max_parallel": 64, "max_loop_iterations": 10}
+    })
+}
+
+/// Registers `draft` against `definition` in `dir/.lwir/registry`; its version.
+fn register(dir: &Path, draft: &Value, definition: &Value) -> String {
+    let d = write_json(dir, "draft.json", draft);
+    let w = write_json(dir, "workflow.json", definition);
+    let out = lwirc(dir, &["register", &d, "-d", &w]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+/// A bindings file binding each of `tools` (id → name) to server `s` run as `server`.
+fn bindings(
+    dir: &Path,
+    name: &str,
+    server: &Value,
+    tools: &[(&str, &str)],
+    extra: Value,
+) -> String {
+    let mut tools: serde_json::Map<String, Value> = tools
+        .iter()
+        .map(|(id, n)| ((*id).to_owned(), json!({"server": "s", "name": n})))
+        .collect();
+    if let Value::Object(more) = extra {
+        tools.extend(more);
+    }
+    write_json(
+        dir,
+        name,
+        &json!({"bindings": "lwir.bindings/1", "servers": {"s": {"command": server}}, "tools": tools}),
+    )
+}
+
+/// The calls the test server counted: `(tool, key)` per line.
+fn calls(log: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect()
+}
+
+fn run_id(err: &str) -> String {
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("run "), "the run id comes first: {err}");
+    first.split_whitespace().nth(1).unwrap().to_owned()
+}
+
+fn events(dir: &Path, run: &str) -> String {
+    std::fs::read_to_string(dir.join(".lwir/runs").join(run).join("events.jsonl")).unwrap()
+}
+
+/// The counter's tools imported (the normal form: `$ref` inlined, annotations dropped and
+/// said), a workflow of a `map` over `add` (structured) and `echo` (text) run over it, the
+/// idempotency keys at the server, `bindings check`, and a replay that calls nothing.
+#[test]
+fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let line = format!("python3 {} --log {}", counter(), log.display());
+    let (tools, said) = import(dir.path(), &line, "c.");
+    assert!(
+        said.contains("`$schema`") && said.contains("`title`") && said.contains("`default`"),
+        "{said}"
+    );
+    assert_eq!(
+        tools["c.add"]["output"],
+        json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})
+    );
+    assert!(tools["c.add"]["input"].get("$schema").is_none());
+    assert!(calls(&log).is_empty(), "listing calls nothing");
+    let version = register(
+        dir.path(),
+        &json!({
+            "lwir": "1", "workflow": "w",
+            "steps": [
+                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 3,
+                 "steps": [{"id": "add", "kind": "tool.call", "tool": "c.add", "args": {"a": "${ x }", "b": 10}}],
+                 "result": "${ steps.add.output.sum }"},
+                {"id": "say", "kind": "tool.call", "tool": "c.echo", "args": {"message": "done"}}
+            ],
+            "output": {"sums": "${ steps.each.output }", "said": "${ steps.say.output }"}
+        }),
+        &definition(&tools),
+    );
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 1, &[]),
+        &[("c.add", "add"), ("c.echo", "echo")],
+        json!({}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &b, "--version", &version],
+    );
+    assert_exit(&out, 0);
+    assert!(stderr(&out).contains("no drift"), "{}", stderr(&out));
+    let input = write_json(dir.path(), "input.json", &json!({"xs": [1, 2, 3, 4, 5]}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({"sums": [11, 12, 13, 14, 15], "said": "Echo: done"})
+    );
+    let run = run_id(&stderr(&out));
+    let seen = calls(&log);
+    assert_eq!(seen.len(), 6, "{seen:?}");
+    let keys: std::collections::BTreeSet<&str> = seen.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(keys.len(), 6, "one key per call: {seen:?}");
+    assert!(keys.iter().all(|k| k.starts_with("lwir:") && k.len() == 37));
+    let log_text = events(dir.path(), &run);
+    assert!(
+        log_text.contains(r#""via":{"name":"add","server":"s"}"#),
+        "{log_text}"
+    );
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+    assert_eq!(calls(&log).len(), 6, "replay calls nothing");
+}
+
+/// A tool whose input schema changed at its server between registration and run: drift
+/// (LW702) fails the run (exit 3, nothing recorded, nothing called), or pauses it; `runs
+/// resume --accept-drift` goes on and the log records who accepted it; `bindings check`
+/// says so too (exit 3); a tool the server no longer lists is LW704.
+#[test]
+fn a_tool_that_changed_at_its_server_is_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let line = format!("python3 {} --log {} --variant 1", counter(), log.display());
+    let (tools, _) = import(dir.path(), &line, "");
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [{"id": "add", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}}],
+                "output": "${ steps.add.output }"}),
+        &definition(&tools),
+    );
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 2, &[]),
+        &[("add", "add")],
+        json!({}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &b, "--version", &version],
+    );
+    assert_exit(&out, 3);
+    assert!(stderr(&out).contains("LW702"), "{}", stderr(&out));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 3);
+    assert!(stderr(&out).contains("LW702"), "{}", stderr(&out));
+    assert!(!dir.path().join(".lwir/runs").exists());
+    assert!(calls(&log).is_empty());
+    let out = lwirc(
+        dir.path(),
+        &[
+            "run",
+            &version,
+            "--input",
+            &input,
+            "--bindings",
+            &b,
+            "--on-drift",
+            "pause",
+        ],
+    );
+    assert_exit(&out, 3);
+    let run = run_id(&stderr(&out));
+    assert!(calls(&log).is_empty());
+    let out = lwirc(dir.path(), &["runs", "resume", &run]);
+    assert_exit(&out, 3);
+    let out = lwirc(
+        dir.path(),
+        &["runs", "resume", &run, "--accept-drift", "--by", "ops"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), r#"{"sum":3}"#);
+    let text = events(dir.path(), &run);
+    assert!(text.contains(r#""event":"run.paused""#));
+    assert!(text.contains(r#""accept_drift":true"#) && text.contains(r#""by":"ops""#));
+    assert!(text.contains("LW702"));
+    assert_eq!(calls(&log).len(), 1);
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert_eq!(calls(&log).len(), 1, "replay calls nothing");
+
+    // The tool is bound to a name the server does not list: removed.
+    let gone = bindings(
+        dir.path(),
+        "gone.json",
+        &counter_command(&log, 1, &[]),
+        &[("add", "subtract")],
+        json!({}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &gone, "--version", &version],
+    );
+    assert_exit(&out, 3);
+    assert!(stderr(&out).contains("LW704"), "{}", stderr(&out));
+    // A server that does not start: the run does not start either (exit 2).
+    let dead = bindings(
+        dir.path(),
+        "dead.json",
+        &json!(["sh", "-c", "exit 7"]),
+        &[("add", "add")],
+        json!({}),
+    );
+    for args in [
+        vec![
+            "bindings",
+            "check",
+            dead.as_str(),
+            "--version",
+            version.as_str(),
+        ],
+        vec![
+            "run",
+            version.as_str(),
+            "--input",
+            input.as_str(),
+            "--bindings",
+            dead.as_str(),
+        ],
+    ] {
+        let out = lwirc(dir.path(), &args);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains("LW1108") && stderr(&out).contains("exit"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// `kill -9` at points spread over a `map` of 50 MCP calls, then `runs resume`: the same
+/// output, and the server saw each call once, or twice with the same idempotency key.
+#[test]
+fn kill_9_during_a_map_of_mcp_calls_and_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let line = format!("python3 {}", counter());
+    let (tools, _) = import(dir.path(), &line, "");
+    let version = register(
+        dir.path(),
+        &json!({
+            "lwir": "1", "workflow": "w",
+            "steps": [
+                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
+                 "steps": [{"id": "d", "kind": "tool.call", "tool": "double", "args": {"x": "${ x }"}}],
+                 "result": "${ steps.d.output.v }"}
+            ],
+            "output": "${ steps.each.output }"
+        }),
+        &definition(&tools),
+    );
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 1, &["--delay-ms", "40"]),
+        &[("double", "double")],
+        json!({}),
+    );
+    let input = write_json(
+        dir.path(),
+        "input.json",
+        &json!({"xs": (0..50).collect::<Vec<_>>()}),
+    );
+    let count = || calls(&log).len();
+    let kill_at = |args: &[&str], at: usize| -> Option<String> {
+        let mut child = command(dir.path(), args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let first = rx.recv_timeout(Duration::from_secs(30)).ok();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while count() < at && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        first.and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+    };
+    let run = kill_at(&["run", &version, "--input", &input, "--bindings", &b], 5).unwrap();
+    assert!(count() >= 5 && count() < 50, "{} calls", count());
+    for at in [10, 15, 20, 25, 30, 35, 40, 45] {
+        kill_at(&["runs", "resume", &run], at);
+    }
+    let out = lwirc(dir.path(), &["runs", "resume", &run]);
+    assert_exit(&out, 0);
+    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!(expected)
+    );
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, key) in calls(&log) {
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    assert_eq!(counts.len(), 50, "one key per call: {counts:?}");
+    assert!(counts.values().all(|&n| n <= 2), "{counts:?}");
+    let before = count();
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"));
+    assert_eq!(count(), before, "replay calls nothing");
+}
+
+/// Hostile servers fail the step that needed them, cleanly: a 100 MB result (refused at
+/// the cap), terminal escapes (recorded as sent, never printed raw), a server that never
+/// answers (the call's timeout), one that exits mid-call.
+#[test]
+fn hostile_mcp_servers_fail_their_step_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
+    let def = definition(&tools);
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let one = |tool: &str, binding: Value| {
+        let version = register(
+            dir.path(),
+            &json!({"lwir": "1", "workflow": "w",
+                    "steps": [{"id": "t", "kind": "tool.call", "tool": tool}],
+                    "output": "${ steps.t.output }"}),
+            &def,
+        );
+        let b = write_json(
+            dir.path(),
+            "b.json",
+            &json!({"bindings": "lwir.bindings/1",
+                    "servers": {"s": {"command": counter_command(&log, 1, &[])}},
+                    "tools": {tool: binding}}),
+        );
+        output_within(
+            command(
+                dir.path(),
+                &["run", &version, "--input", &input, "--bindings", &b],
+            ),
+            Duration::from_secs(60),
+        )
+    };
+    let started = Instant::now();
+    let out = one(
+        "huge",
+        json!({"server": "s", "name": "huge", "max_result_bytes": 1_000_000}),
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `t`: LW1104") && err.contains("refused"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+
+    let out = one("escapes", json!({"server": "s", "name": "escapes"}));
+    assert_exit(&out, 0);
+    let printed = stdout(&out);
+    assert!(
+        !printed.contains('\x1b') && !printed.contains('\x07'),
+        "{printed:?}"
+    );
+    assert!(!stderr(&out).contains('\x1b'), "{:?}", stderr(&out));
+
+    let started = Instant::now();
+    let out = one(
+        "hang",
+        json!({"server": "s", "name": "hang", "timeout_s": 1}),
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `t`: LW1104") && err.contains("no answer"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    let out = one("crash", json!({"server": "s", "name": "crash"}));
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("step `t`: LW1104"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Whether a real server's variable is set: else the test is skipped, saying so, unless
+/// `LWIRC_REQUIRE_ENGINES` is set.
+fn engine(var: &str, what: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ => {
+            assert!(
+                std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+                "LWIRC_REQUIRE_ENGINES is set but {var} is not (it names {what})"
+            );
+            skip_note!("skipped: {var} is not set (it names {what}; `. .ci/engines.sh` sets it)");
+            None
+        }
+    }
+}
+
+/// The real servers: server-everything's and mcp-server-time's tools imported, a workflow
+/// of a `map` over `get-sum`, `get-structured-content` and `convert_time` (whose output
+/// schema uses `$ref`/`$defs`) registered and run; `get-env`, called while lwirc has an
+/// API key and a registry password, sees neither.
+#[test]
+fn real_servers_everything_and_time() {
+    let Some(everything) = engine(
+        "LWIRC_TEST_MCP_EVERYTHING",
+        "server-everything's dist/index.js",
+    ) else {
+        return;
+    };
+    let Some(time) = engine("LWIRC_TEST_MCP_TIME", "the mcp-server-time program") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut tools, said) = import(dir.path(), &format!("node {everything} stdio"), "every.");
+    assert!(said.contains("dropped"), "{said}");
+    let (time_tools, said) = import(dir.path(), &time, "time.");
+    assert!(said.contains("tool"), "{said}");
+    tools
+        .as_object_mut()
+        .unwrap()
+        .extend(time_tools.as_object().unwrap().clone());
+    assert!(
+        !tools["time.convert_time"]["output"]
+            .to_string()
+            .contains("$ref"),
+        "{}",
+        tools["time.convert_time"]["output"]
+    );
+    let version = register(
+        dir.path(),
+        &json!({
+            "lwir": "1", "workflow": "w",
+            "steps": [
+                {"id": "each", "kind": "map", "over": "${ input.cities }", "as": "c", "max_parallel": 2,
+                 "steps": [
+                    {"id": "sum", "kind": "tool.call", "tool": "every.get-sum", "args": {"a": "${ c.a }", "b": 2}},
+                    {"id": "weather", "kind": "tool.call", "tool": "every.get-structured-content",
+                     "args": {"location": "${ c.name }"}},
+                    {"id": "conv", "kind": "tool.call", "tool": "time.convert_time",
+                     "args": {"source_timezone": "UTC", "time": "12:00", "target_timezone": "${ c.tz }"}}
+                 ],
+                 "result": {"sum": "${ steps.sum.output }", "temperature": "${ steps.weather.output.temperature }",
+                            "tz": "${ steps.conv.output.target.timezone }"}},
+                {"id": "env", "kind": "tool.call", "tool": "every.get-env"}
+            ],
+            "output": {"each": "${ steps.each.output }", "env": "${ steps.env.output }"}
+        }),
+        &definition(&tools),
+    );
+    let b = write_json(
+        dir.path(),
+        "bindings.json",
+        &json!({"bindings": "lwir.bindings/1",
+        "servers": {"everything": {"command": ["node", everything, "stdio"]},
+                    "time": {"command": [time]}},
+        "tools": {
+            "every.get-sum": {"server": "everything", "name": "get-sum"},
+            "every.get-structured-content": {"server": "everything", "name": "get-structured-content"},
+            "every.get-env": {"server": "everything", "name": "get-env"},
+            "time.convert_time": {"server": "time", "name": "convert_time"}
+        }}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &b, "--version", &version],
+    );
+    assert_exit(&out, 0);
+    let input = write_json(
+        dir.path(),
+        "input.json",
+        &json!({"cities": [
+            {"name": "New York", "a": 1, "tz": "America/New_York"},
+            {"name": "Chicago", "a": 2, "tz": "America/Chicago"},
+            {"name": "Los Angeles", "a": 3, "tz": "America/Los_Angeles"}
+        ]}),
+    );
+    let key = "sk-test-0123456789abcdefSECRET";
+    let password = "registry-pa55word-SECRET";
+    let out = command(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    )
+    .env("OPENAI_API_KEY", key)
+    .env("LWIR_REGISTRY_USER", "lwir")
+    .env("LWIR_REGISTRY_PASSWORD", password)
+    .output()
+    .unwrap();
+    assert_exit(&out, 0);
+    let output: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        output["each"],
+        json!([
+            {"sum": "The sum of 1 and 2 is 3.", "temperature": 33, "tz": "America/New_York"},
+            {"sum": "The sum of 2 and 2 is 4.", "temperature": 36, "tz": "America/Chicago"},
+            {"sum": "The sum of 3 and 2 is 5.", "temperature": 73, "tz": "America/Los_Angeles"}
+        ])
+    );
+    let env = output["env"].to_string();
+    assert!(env.contains("PATH"), "{env}");
+    let run = run_id(&stderr(&out));
+    let logged = events(dir.path(), &run);
+    for secret in [key, password, "OPENAI_API_KEY", "LWIR_REGISTRY_PASSWORD"] {
+        assert!(!env.contains(secret), "{secret} reached the server: {env}");
+        assert!(!logged.contains(secret), "{secret} in the log");
+    }
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"));
+}
