@@ -456,8 +456,85 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     let out = one("crash", json!({"server": "s", "name": "crash"}));
     assert_exit(&out, 1);
     let err = stderr(&out);
-    assert!(err.contains("step `t`: LW1104"), "{err}");
+    assert!(
+        err.contains("step `t`: LW1104") && err.contains("exited"),
+        "{err}"
+    );
+    assert!(
+        err.contains("crashing mid-call"),
+        "its standard error is told: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
+
+    let out = one("garbage", json!({"server": "s", "name": "garbage"}));
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `t`: LW1104") && err.contains("not JSON"),
+        "{err}"
+    );
+
+    // isError: the step fails with the server's text, cleaned.
+    let out = one("flaky", json!({"server": "s", "name": "flaky"}));
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `t`: LW1104") && err.contains("not yet"),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "{err:?}");
+}
+
+/// A run whose third step fails at its MCP server (`isError`); once the tool is fixed,
+/// `runs retry` calls only that step again, and a replay calls nothing.
+#[test]
+fn retry_calls_only_the_failed_mcp_step_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let fixed = dir.path().join("fixed");
+    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [
+                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "sum ${ steps.a.output.sum }"}, "after": ["a"]},
+                    {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
+                ],
+                "output": {"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}}),
+        &definition(&tools),
+    );
+    let fixed_arg = fixed.display().to_string();
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 1, &["--fixed", &fixed_arg]),
+        &[("add", "add"), ("echo", "echo"), ("flaky", "flaky")],
+        json!({}),
+    );
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 1);
+    let run = run_id(&stderr(&out));
+    let names = |log: &Path| calls(log).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    assert_eq!(names(&log), ["add", "echo", "flaky"]);
+    std::fs::write(&fixed, "").unwrap();
+    let out = lwirc(dir.path(), &["runs", "retry", &run]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({"a": 3, "b": "Echo: sum 3", "c": {"ok": true}})
+    );
+    assert_eq!(names(&log), ["add", "echo", "flaky", "flaky"]);
+    let keys: Vec<String> = calls(&log).into_iter().map(|(_, k)| k).collect();
+    assert_ne!(keys[2], keys[3], "a new attempt has a new key");
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"));
+    assert_eq!(calls(&log).len(), 4, "replay calls nothing");
 }
 
 /// Whether a real server's variable is set: else the test is skipped, saying so, unless
@@ -587,4 +664,81 @@ fn real_servers_everything_and_time() {
     let out = lwirc(dir.path(), &["runs", "replay", &run]);
     assert_exit(&out, 0);
     assert!(stdout(&out).contains("no difference"));
+}
+
+/// server-everything over streamable HTTP (`node dist/index.js streamableHttp`, on a free
+/// port): `tools import --mcp-url`, `bindings check` and a run by URL.
+#[test]
+fn a_real_server_over_streamable_http() {
+    let Some(everything) = engine(
+        "LWIRC_TEST_MCP_EVERYTHING",
+        "server-everything's dist/index.js",
+    ) else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new("node")
+        .args([everything.as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let err = server.stderr.take().unwrap();
+    let _server = Kill(server);
+    let mut lines = BufReader::new(err).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("listening") => break,
+            Some(Ok(_)) => {}
+            _ => panic!("server-everything did not start over HTTP"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let out = lwirc(
+        dir.path(),
+        &["tools", "import", "--mcp-url", &url, "--prefix", "util."],
+    );
+    assert_exit(&out, 0);
+    let tools = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["tools"].clone();
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [{"id": "e", "kind": "tool.call", "tool": "util.echo", "args": {"message": "over HTTP"}}],
+                "output": "${ steps.e.output }"}),
+        &definition(&tools),
+    );
+    let b = write_json(
+        dir.path(),
+        "bindings.json",
+        &json!({"bindings": "lwir.bindings/1", "servers": {"e": {"url": url}},
+                "tools": {"util.echo": {"server": "e", "name": "echo"}}}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &b, "--version", &version],
+    );
+    assert_exit(&out, 0);
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), r#""Echo: over HTTP""#);
 }

@@ -9,6 +9,7 @@ Options (argv):
   --variant N       the version of the `add` tool's input schema (1: {a, b}; 2: adds a
                     required `c`): the tests change it between registration and a run
   --delay-ms N      `double` answers after N milliseconds (calls are handled one at a time)
+  --fixed FILE      `flaky` succeeds once FILE exists
 
 Tools:
   add {a, b}        structured {"sum": a + b}; its outputSchema uses $ref/$defs
@@ -18,6 +19,8 @@ Tools:
   escapes           text full of terminal escape sequences
   hang              never answers (other requests are answered)
   crash             exits with status 3 in the middle of the call
+  garbage           answers with half a JSON line, then a line that is not JSON
+  flaky             fails (isError) unless the file named by --fixed exists
   env               structured: the environment it runs with
 """
 
@@ -83,7 +86,7 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}},
 ] + [
     {"name": n, "description": f"the {n} tool", "inputSchema": {"type": "object"}}
-    for n in ["huge", "escapes", "hang", "crash", "env"]
+    for n in ["huge", "escapes", "hang", "crash", "garbage", "flaky", "env"]
 ]
 
 
@@ -119,11 +122,18 @@ def call(id, params):
     elif name == "hang":
         pass
     elif name == "crash":
-        out.write(b'{"jsonrpc": "2.0", "id": ')
-        out.flush()
         sys.stderr.write("counter: crashing mid-call\n")
         sys.stderr.flush()
         os._exit(3)
+    elif name == "garbage":
+        out.write(b'{"jsonrpc": "2.0", "id": \n<html>oops</html>\n')
+        out.flush()
+    elif name == "flaky":
+        fixed = option("--fixed")
+        if fixed and os.path.exists(fixed):
+            answer(id, structured({"ok": True}))
+        else:
+            answer(id, text("not yet \x1b[31mfixed\x1b[0m", is_error=True))
     elif name == "env":
         answer(id, structured(dict(os.environ)))
     else:
