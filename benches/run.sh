@@ -75,7 +75,7 @@ for n in $calls_list; do
     for _ in $(seq "$runs"); do
         seconds python3 "$plain" "$n" 16 echo -- node "$everything" stdio >> "plain-$n"
         rm -rf runs
-        seconds "$lwirc" run "$version" --input "input-$n.json" --bindings bindings.json \
+        seconds "$lwirc" run "$version" --input "input-$n.json" --bindings bindings.json --max-parallel 16 \
             --registry registry --runs runs >> "lwirc-$n"
     done
     p=$(median < "plain-$n")
