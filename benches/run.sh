@@ -36,7 +36,9 @@ cd "$work"
 python3 - <<'PY'
 import json
 tools = json.load(open("tools.json"))["tools"]
-json.dump({"name": "bench", "input": {"type": "object"}, "output": {}, "models": {},
+json.dump({"name": "bench", "output": {}, "models": {},
+           "input": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+                     "required": ["items"]},
            "tools": {"util.echo": tools["util.echo"]},
            "limits": {"max_steps": 10, "max_parallel": 64, "max_loop_iterations": 10}},
           open("workflow.json", "w"))
@@ -54,7 +56,7 @@ cat > bindings.json <<JSON
  "servers": {"everything": {"command": ["node", "$everything", "stdio"]}},
  "tools": {"util.echo": {"server": "everything", "name": "echo"}}}
 JSON
-version=$("$lwirc" register draft.json -d workflow.json --registry registry)
+version=$("$lwirc" register draft.json -d workflow.json --registry registry 2> /dev/null)
 
 # seconds CMD...: the wall time of one run of CMD, in seconds (it must succeed).
 seconds() {

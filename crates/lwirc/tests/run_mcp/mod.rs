@@ -742,3 +742,70 @@ fn a_real_server_over_streamable_http() {
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), r#""Echo: over HTTP""#);
 }
+
+/// `examples/everything` as the README runs it, with its `npx` command replaced by the
+/// server-everything `.ci/engines.sh` installed (no network): registered, its bindings
+/// checked, run, replayed; its definition's tools are what `tools import` gives today.
+#[test]
+fn the_everything_example_runs() {
+    let Some(everything) = engine(
+        "LWIRC_TEST_MCP_EVERYTHING",
+        "server-everything's dist/index.js",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let example = |name: &str| {
+        root()
+            .join("examples/everything")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(example(name)).unwrap()).unwrap()
+    };
+    let (tools, _) = import(dir.path(), &format!("node {everything} stdio"), "util.");
+    for (id, entry) in read("workflow.json")["tools"].as_object().unwrap() {
+        assert_eq!(&tools[id], entry, "{id} as imported today");
+    }
+    let out = lwirc(
+        dir.path(),
+        &[
+            "register",
+            &example("draft.json"),
+            "-d",
+            &example("workflow.json"),
+        ],
+    );
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    let mut bindings = read("bindings.json");
+    bindings["servers"]["everything"]["command"] = json!(["node", everything, "stdio"]);
+    let b = write_json(dir.path(), "bindings.json", &bindings);
+    let out = lwirc(
+        dir.path(),
+        &["bindings", "check", &b, "--version", &version],
+    );
+    assert_exit(&out, 0);
+    let out = lwirc(
+        dir.path(),
+        &[
+            "run",
+            &version,
+            "--input",
+            &example("input.json"),
+            "--bindings",
+            &b,
+        ],
+    );
+    assert_exit(&out, 0);
+    let output: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(output["sum"], "The sum of 2 and 3 is 5.");
+    assert_eq!(output["echo"], "Echo: checked New York and more");
+    assert_eq!(output["weather"][2]["conditions"], "Sunny / Clear");
+    let run = run_id(&stderr(&out));
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"));
+}
