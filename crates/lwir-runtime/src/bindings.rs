@@ -487,6 +487,13 @@ mod tests {
             )[0],
             (Code::InvalidIdentifier, "/tools/a/env/0".into())
         );
+        assert_eq!(
+            findings(
+                r#"{"bindings": "lwir.bindings/1", "servers": {"s": {"command": ["x"]}},
+                    "tools": {"a": {"server": "s", "env": ["KEY"]}}}"#
+            ),
+            [(Code::InvalidValue, "/tools/a/env".into())]
+        );
         // Duplicate keys are the strict reader's finding.
         assert_eq!(
             findings(r#"{"bindings": "lwir.bindings/1", "bindings": "lwir.bindings/1"}"#)[0].0,

@@ -809,3 +809,31 @@ fn the_everything_example_runs() {
     assert_exit(&out, 0);
     assert!(stdout(&out).contains("no difference"));
 }
+
+/// `tools import`: a command line that is empty or unbalanced is a usage error; a server
+/// that exits or a URL where nothing listens is exit 1, naming what happened.
+#[test]
+fn tools_import_refuses_what_it_cannot_list() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in ["", "python3 'unbalanced"] {
+        let out = lwirc(dir.path(), &["tools", "import", "--mcp", line]);
+        assert_exit(&out, 2);
+    }
+    let out = lwirc(dir.path(), &["tools", "import", "--mcp", "sh -c 'exit 4'"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("exit"), "{}", stderr(&out));
+    let out = lwirc(
+        dir.path(),
+        &[
+            "tools",
+            "import",
+            "--mcp-url",
+            "http://127.0.0.1:1/mcp",
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("127.0.0.1:1"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+}
