@@ -235,7 +235,7 @@ pub(crate) fn finish(
     let code = match &report.status {
         Status::Succeeded { output } => {
             progress.outcome(run, "succeeded", None, &report.stats);
-            print(&format!("{}\n", serde_json::to_string(output)?))?;
+            print(&format!("{}\n", terminal_safe_json(output)?))?;
             exit::OK
         }
         Status::Failed { step, failure } => {
@@ -316,6 +316,26 @@ pub(crate) fn finish(
         }
     };
     Ok(code)
+}
+
+/// `value` as compact JSON in which every character a terminal could act on (C1 controls,
+/// DEL, bidirectional overrides) is written as a `\uXXXX` escape: the same JSON value, safe
+/// to print where people read it. (serde_json already escapes the C0 controls; such
+/// characters can only be inside strings, so escaping them keeps the text JSON.)
+pub(crate) fn terminal_safe_json(value: &serde_json::Value) -> anyhow::Result<String> {
+    let text = serde_json::to_string(value)?;
+    if !text.chars().any(lwir_render::terminal::is_unsafe) {
+        return Ok(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if lwir_render::terminal::is_unsafe(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// Progress on standard error.

@@ -434,9 +434,13 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     let out = one("escapes", json!({"server": "s", "name": "escapes"}));
     assert_exit(&out, 0);
     let printed = stdout(&out);
-    assert!(
-        !printed.contains('\x1b') && !printed.contains('\x07'),
-        "{printed:?}"
+    for c in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+        assert!(!printed.contains(c), "{printed:?}");
+    }
+    // The same value, its characters escaped the JSON way.
+    assert_eq!(
+        serde_json::from_str::<Value>(&printed).unwrap(),
+        json!("\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \u{202e} evil \u{9b}31m")
     );
     assert!(!stderr(&out).contains('\x1b'), "{:?}", stderr(&out));
 
