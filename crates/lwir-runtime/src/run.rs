@@ -433,8 +433,11 @@ impl<'r, S: Storage> Runtime<'r, S> {
             return Err(unbound);
         }
         let surface = effects.surface(&tools, &slots).map_err(|e| {
-            let span = document.map(|d| d.root().span).unwrap_or_default();
-            vec![Finding::new(e.code, "/tools", span, e.message)]
+            let at = e.at.unwrap_or_else(|| "/tools".to_owned());
+            let span = document
+                .and_then(|d| d.span_of(&at).or_else(|| Some(d.root().span)))
+                .unwrap_or_default();
+            vec![Finding::new(e.code, at, span, e.message)]
         })?;
         let drift: Vec<Finding> = drift::findings(&loaded.record, &surface, bindings, document)
             .into_iter()

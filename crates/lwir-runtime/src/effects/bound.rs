@@ -111,6 +111,7 @@ impl Effects for Bound {
                             e.message
                         ),
                     )
+                    .at(lwir_spec::pointer::join("/servers", server))
                 })?;
                 listed.insert(server, live);
             }

@@ -33,6 +33,8 @@ pub struct EffectError {
     pub code: Code,
     /// What happened, naming the tool, server or command (never a secret).
     pub message: String,
+    /// Where in the bindings file the cause is, when it is known (`/servers/everything`).
+    pub at: Option<String>,
 }
 
 impl EffectError {
@@ -41,6 +43,15 @@ impl EffectError {
         Self {
             code,
             message: message.into(),
+            at: None,
+        }
+    }
+
+    /// The same error, its cause at pointer `at` of the bindings file.
+    pub fn at(self, at: impl Into<String>) -> Self {
+        Self {
+            at: Some(at.into()),
+            ..self
         }
     }
 }

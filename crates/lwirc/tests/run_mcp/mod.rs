@@ -295,7 +295,9 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         let out = lwirc(dir.path(), &args);
         assert_exit(&out, 2);
         assert!(
-            stderr(&out).contains("LW1108") && stderr(&out).contains("exit"),
+            stderr(&out).contains("LW1108")
+                && stderr(&out).contains("exit")
+                && stderr(&out).contains("/servers/s"),
             "{}",
             stderr(&out)
         );
