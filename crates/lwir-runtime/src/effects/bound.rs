@@ -93,17 +93,43 @@ impl Effects for Bound {
 
     fn surface(&self, tools: &[&str], slots: &[&str]) -> Result<Surface, EffectError> {
         let mut surface = Surface::default();
-        // Each server is listed once, after it settled; a server that cannot be started or
-        // listed stops the run before its first step (its drift could not be checked).
-        let mut listed: BTreeMap<&str, BTreeMap<String, LiveTool>> = BTreeMap::new();
-        for tool in tools {
-            let Some(ToolBinding::Server { server, name, .. }) = self.bindings.tools.get(*tool)
-            else {
-                continue;
-            };
-            if !listed.contains_key(server.as_str()) {
-                let live = self.servers.list(server).map_err(|e| {
-                    EffectError::new(
+        // Each server is listed once, after it settled — all of them at once, each started
+        // on its own thread; a server that cannot be started or listed stops the run before
+        // its first step (its drift could not be checked).
+        let bound: Vec<(&str, &str, &str)> = tools
+            .iter()
+            .filter_map(|tool| match self.bindings.tools.get(*tool) {
+                Some(ToolBinding::Server { server, name, .. }) => {
+                    Some((*tool, server.as_str(), name.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        let servers: std::collections::BTreeSet<&str> = bound.iter().map(|b| b.1).collect();
+        let listed: BTreeMap<&str, Result<BTreeMap<String, LiveTool>, EffectError>> =
+            std::thread::scope(|scope| {
+                let listing: Vec<_> = servers
+                    .iter()
+                    .map(|server| (*server, scope.spawn(|| self.servers.list(server))))
+                    .collect();
+                listing
+                    .into_iter()
+                    .map(|(server, handle)| {
+                        let listed = handle.join().unwrap_or_else(|_| {
+                            Err(EffectError::new(
+                                Code::CapabilityUnavailable,
+                                "listing its tools failed",
+                            ))
+                        });
+                        (server, listed)
+                    })
+                    .collect()
+            });
+        for (tool, server, name) in bound {
+            let live = match &listed[server] {
+                Ok(live) => live,
+                Err(e) => {
+                    return Err(EffectError::new(
                         e.code,
                         format!(
                             "tool `{tool}` is bound to MCP server `{server}`, whose tools \
@@ -111,16 +137,15 @@ impl Effects for Bound {
                             e.message
                         ),
                     )
-                    .at(lwir_spec::pointer::join("/servers", server))
-                })?;
-                listed.insert(server, live);
-            }
-            match listed[server.as_str()].get(name) {
+                    .at(lwir_spec::pointer::join("/servers", server)));
+                }
+            };
+            match live.get(name) {
                 Some(live) => {
-                    surface.tools.insert((*tool).to_owned(), live.clone());
+                    surface.tools.insert(tool.to_owned(), live.clone());
                 }
                 None => {
-                    surface.removed.insert((*tool).to_owned());
+                    surface.removed.insert(tool.to_owned());
                 }
             }
         }
