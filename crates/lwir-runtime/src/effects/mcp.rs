@@ -28,6 +28,18 @@ pub(super) struct Servers {
     /// limit must allow it).
     max_message: BTreeMap<String, usize>,
     slots: Mutex<BTreeMap<String, Slot>>,
+    /// Per server, what the drift check saw.
+    listed: Mutex<BTreeMap<String, Listing>>,
+}
+
+/// A server's tools as the drift check listed them, and what changed since.
+struct Listing {
+    /// The tools before the first step (the run's reference).
+    reference: BTreeMap<String, LiveTool>,
+    /// How many list changes the server had announced when it was last listed.
+    seen: u64,
+    /// The tools (by name on the server) whose listing differs from the reference now.
+    changed: std::collections::BTreeSet<String>,
 }
 
 impl Servers {
@@ -48,6 +60,7 @@ impl Servers {
             specs: bindings.servers.clone(),
             max_message,
             slots: Mutex::new(BTreeMap::new()),
+            listed: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -120,21 +133,60 @@ impl Servers {
     pub(super) fn list(&self, server: &str) -> Result<BTreeMap<String, LiveTool>, EffectError> {
         let unavailable = |why: String| EffectError::new(Code::CapabilityUnavailable, why);
         let connection = self.connect(server).map_err(unavailable)?;
-        let tools = connection
-            .list_tools()
-            .map_err(|e| unavailable(shown(&e)))?;
-        Ok(tools
-            .iter()
-            .map(|tool| {
-                let (entry, _dropped) = lwir_mcp::entry(tool);
-                let live = LiveTool {
-                    description: entry["description"].clone(),
-                    input: entry["input"].clone(),
-                    output: tool.output_schema.as_ref().map(|_| entry["output"].clone()),
-                };
-                (tool.name.clone(), live)
-            })
-            .collect())
+        let seen = connection.list_changes();
+        let tools = live_tools(&connection).map_err(|e| unavailable(shown(&e)))?;
+        self.listed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                server.to_owned(),
+                Listing {
+                    reference: tools.clone(),
+                    seen,
+                    changed: Default::default(),
+                },
+            );
+        Ok(tools)
+    }
+
+    /// Whether tool `name` of `server` is still as the drift check saw it: when the server
+    /// announced a change of its tool list since, it is listed again. An error says how it
+    /// changed (or that it could not be listed again).
+    fn unchanged(
+        &self,
+        server: &str,
+        name: &str,
+        connection: &lwir_mcp::Server,
+    ) -> Result<(), String> {
+        let now = connection.list_changes();
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(listing) = listed.get_mut(server) else {
+            return Ok(());
+        };
+        if listing.seen != now {
+            let tools = live_tools(connection).map_err(|e| {
+                format!(
+                    "it announced a change of its tools during the run, and listing them \
+                     again failed: {}",
+                    shown(&e)
+                )
+            })?;
+            listing.changed = listing
+                .reference
+                .iter()
+                .filter(|(n, t)| tools.get(*n) != Some(t))
+                .map(|(n, _)| n.clone())
+                .collect();
+            listing.seen = now;
+        }
+        if listing.changed.contains(name) {
+            return Err(format!(
+                "MCP server `{server}` changed its tool `{name}` during the run (it sent \
+                 `notifications/tools/list_changed`): its description or schemas are no longer \
+                 those checked before the first step, or it is gone"
+            ));
+        }
+        Ok(())
     }
 
     /// Calls tool `name` of `server` for `call`, with its idempotency key in `_meta`.
@@ -153,6 +205,8 @@ impl Servers {
                 call.tool
             ))
         })?;
+        self.unchanged(server, name, &connection)
+            .map_err(|why| failed(format!("tool `{}`: {why}", call.tool)))?;
         let options = CallOptions {
             timeout,
             max_result_bytes: max_result,
@@ -174,6 +228,23 @@ impl Servers {
             is_error: result.is_error,
         })
     }
+}
+
+/// The tools `server` lists now, each in the normal form (the drift check's view), by name.
+fn live_tools(server: &lwir_mcp::Server) -> Result<BTreeMap<String, LiveTool>, lwir_mcp::Error> {
+    Ok(server
+        .list_tools()?
+        .iter()
+        .map(|tool| {
+            let (entry, _dropped) = lwir_mcp::entry(tool);
+            let live = LiveTool {
+                description: entry["description"].clone(),
+                input: entry["input"].clone(),
+                output: tool.output_schema.as_ref().map(|_| entry["output"].clone()),
+            };
+            (tool.name.clone(), live)
+        })
+        .collect())
 }
 
 /// An `lwir_mcp` error as a message: it names the server and is cleaned already; redacted.

@@ -843,3 +843,43 @@ fn tools_import_refuses_what_it_cannot_list() {
     assert!(stderr(&out).contains("127.0.0.1:1"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty());
 }
+
+/// A server that changes a tool during the run (`notifications/tools/list_changed`, then a
+/// new input schema) fails the step that calls it next; the calls before it stand.
+#[test]
+fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [
+                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "x"}, "after": ["a"]},
+                    {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
+                ],
+                "output": "${ steps.c.output }"}),
+        &definition(&tools),
+    );
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 1, &["--change-after", "1"]),
+        &[("add", "add"), ("echo", "echo")],
+        json!({}),
+    );
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `c`: LW1104") && err.contains("changed its tool `add` during the run"),
+        "{err}"
+    );
+    let names: Vec<String> = calls(&log).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["add", "echo"], "the changed tool is not called");
+}

@@ -10,6 +10,8 @@ Options (argv):
                     required `c`): the tests change it between registration and a run
   --delay-ms N      `double` answers after N milliseconds (calls are handled one at a time)
   --fixed FILE      `flaky` succeeds once FILE exists
+  --change-after N  at its Nth call, before answering it, `add` changes to variant 2 and
+                    the server sends `notifications/tools/list_changed`
 
 Tools:
   add {a, b}        structured {"sum": a + b}; its outputSchema uses $ref/$defs
@@ -71,9 +73,17 @@ add_input = {
     "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 0}},
     "required": ["a", "b"],
 }
-if VARIANT >= 2:
+
+
+def to_variant_2():
     add_input["properties"]["c"] = {"type": "integer"}
     add_input["required"] = ["a", "b", "c"]
+
+
+if VARIANT >= 2:
+    to_variant_2()
+CHANGE_AFTER = int(option("--change-after", "0"))
+calls_seen = 0
 
 TOOLS = [
     {"name": "add", "description": "Adds two integers", "inputSchema": add_input,
@@ -98,9 +108,14 @@ def count(name, meta):
 
 
 def call(id, params):
+    global calls_seen
     name = params.get("name")
     arguments = params.get("arguments") or {}
     count(name, params.get("_meta"))
+    calls_seen += 1
+    if calls_seen == CHANGE_AFTER:
+        to_variant_2()
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     if name == "add":
         answer(id, structured({"sum": arguments.get("a", 0) + arguments.get("b", 0) + arguments.get("c", 0)}))
     elif name == "double":
@@ -152,7 +167,7 @@ for line in sys.stdin.buffer:
     params = message.get("params") or {}
     if method == "initialize":
         answer(id, {"protocolVersion": params.get("protocolVersion"),
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {"listChanged": True}},
                     "serverInfo": {"name": "counter", "version": "1.0"}})
     elif method == "ping":
         answer(id, {})
