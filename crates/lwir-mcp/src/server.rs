@@ -386,6 +386,12 @@ impl Server {
         }
     }
 
+    /// How many `notifications/tools/list_changed` the server has sent so far: a caller that
+    /// checked the tools once (drift) lists them again when this grows.
+    pub fn list_changes(&self) -> u64 {
+        self.wire.list_changes()
+    }
+
     /// Every tool the server lists, following `nextCursor` (at most 1000 pages and 10 000
     /// tools). A list that changes while it is read (`notifications/tools/list_changed`) is
     /// read again, up to five times.

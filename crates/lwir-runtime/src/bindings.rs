@@ -15,6 +15,10 @@ pub const FORMAT: &str = "lwir.bindings/1";
 /// How long a command tool may take when its binding says nothing (60 s).
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long an MCP server may take to start and to list its tools when its binding says
+/// nothing (30 s).
+pub const DEFAULT_SERVER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long one round of a model may take when its binding says nothing (300 s).
 pub const DEFAULT_MODEL_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -44,6 +48,8 @@ pub enum Server {
         command: Vec<String>,
         /// Variables of lwirc's environment it gets (besides `PATH`, `HOME`, `LANG`).
         env: Vec<String>,
+        /// How long starting it (the handshake) and listing its tools may take.
+        timeout: Duration,
     },
     /// Reached over streamable HTTP.
     Http {
@@ -51,6 +57,8 @@ pub enum Server {
         url: String,
         /// Header name → the variable holding its value.
         headers_env: BTreeMap<String, String>,
+        /// How long the handshake and listing its tools may take.
+        timeout: Duration,
     },
 }
 
@@ -63,6 +71,10 @@ pub enum ToolBinding {
         server: String,
         /// The tool's name on the server.
         name: String,
+        /// How long one call may take.
+        timeout: Duration,
+        /// The most bytes of its answer (the whole message, as sent).
+        max_result: usize,
     },
     /// A command that reads `{"tool", "args", "idempotency_key"}` on standard input and
     /// prints the result.
@@ -219,8 +231,10 @@ fn typed(doc: &SpannedDocument, findings: &mut Vec<Finding>) -> Bindings {
             (Some(_), None) => Server::Stdio {
                 command: strings(node.get("command")),
                 env: strings(node.get("env")),
+                timeout: duration(node, DEFAULT_SERVER_TIMEOUT),
             },
             (None, Some(url)) => Server::Http {
+                timeout: duration(node, DEFAULT_SERVER_TIMEOUT),
                 url,
                 headers_env: node
                     .get("headers_env")
@@ -258,9 +272,18 @@ fn typed(doc: &SpannedDocument, findings: &mut Vec<Finding>) -> Bindings {
                     );
                     continue;
                 }
+                if node.get("env").is_some() {
+                    bad(
+                        pointer::join(&at, "env"),
+                        "`env` of a tool on a server is its server's (`servers`)".into(),
+                    );
+                    continue;
+                }
                 ToolBinding::Server {
                     name: text(node, "name").unwrap_or_else(|| m.key.to_string()),
                     server,
+                    timeout: duration(node, DEFAULT_TOOL_TIMEOUT),
+                    max_result: bytes(node, "max_result_bytes"),
                 }
             }
             (None, Some(_)) => {
@@ -418,7 +441,9 @@ mod tests {
             b.tools["util.echo"],
             ToolBinding::Server {
                 server: "everything".into(),
-                name: "echo".into()
+                name: "echo".into(),
+                timeout: DEFAULT_TOOL_TIMEOUT,
+                max_result: DEFAULT_MAX_RESULT,
             }
         );
         assert!(
@@ -461,6 +486,13 @@ mod tests {
                 r#"{"bindings": "lwir.bindings/1", "tools": {"a": {"command": ["x"], "env": ["NOT OK"]}}}"#
             )[0],
             (Code::InvalidIdentifier, "/tools/a/env/0".into())
+        );
+        assert_eq!(
+            findings(
+                r#"{"bindings": "lwir.bindings/1", "servers": {"s": {"command": ["x"]}},
+                    "tools": {"a": {"server": "s", "env": ["KEY"]}}}"#
+            ),
+            [(Code::InvalidValue, "/tools/a/env".into())]
         );
         // Duplicate keys are the strict reader's finding.
         assert_eq!(

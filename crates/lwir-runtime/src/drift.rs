@@ -18,6 +18,7 @@ use crate::values::digest_of;
 pub fn current(record: &Record, surface: &Surface) -> Snapshot {
     let mut current = record.snapshot();
     let hash = |v: &Value| (!v.is_null()).then(|| digest_of(v));
+    current.tools.retain(|t| !surface.removed.contains(&t.id));
     for tool in &mut current.tools {
         if let Some(live) = surface.tools.get(&tool.id) {
             tool.description = hash(&live.description);

@@ -44,7 +44,8 @@ pub use exec::{MAX_MODEL_ROUNDS, MAX_TOOL_CALLS_PER_ROUND, idempotency_key};
 pub use log::{RunEvent, RunStore};
 pub use oracle::Difference;
 pub use run::{
-    Continue, NewRun, OnDrift, Replay, Report, RunError, Runtime, Stats, Status, summary,
+    BindingsCheck, Continue, NewRun, OnDrift, Replay, Report, RunError, Runtime, Stats, Status,
+    summary,
 };
 
 /// What a run tells as it goes: every event, `fresh` when it was written now (not one the

@@ -197,6 +197,19 @@ pub struct Runtime<'r, S: Storage> {
     registry: &'r Registry<S>,
 }
 
+/// What [`Runtime::check_bindings`] found.
+#[derive(Clone, Debug)]
+pub struct BindingsCheck {
+    /// The version, resolved.
+    pub version: String,
+    /// The tools it references.
+    pub tools: Vec<String>,
+    /// The model slots it references.
+    pub slots: Vec<String>,
+    /// What is wrong (into the bindings file); empty when nothing is.
+    pub findings: Vec<Finding>,
+}
+
 /// A version ready to run.
 struct Loaded {
     version: Digest,
@@ -377,6 +390,33 @@ impl<'r, S: Storage> Runtime<'r, S> {
         )
     }
 
+    /// What `lwirc bindings check` finds for `version` under `bindings`: every tool and
+    /// model slot it references bound, every MCP server it uses started and listing the
+    /// tools bound to it, and no drift from its registration record. The findings point
+    /// into the bindings file (none: the bindings run the version as registered). Servers
+    /// are shut down before it returns.
+    pub fn check_bindings(
+        &self,
+        version: &str,
+        bindings: &Bindings,
+        document: Option<&SpannedDocument>,
+        definition: Option<&SpannedDocument>,
+        effects_for: EffectsFor<'_>,
+    ) -> Result<BindingsCheck, RunError> {
+        let loaded = self.load(version, None, definition, None)?;
+        let effects = effects_for(bindings);
+        let findings = match self.surface(&loaded, bindings, document, &*effects) {
+            Ok((_, drift)) => drift,
+            Err(findings) => findings,
+        };
+        Ok(BindingsCheck {
+            version: loaded.version.to_string(),
+            tools: loaded.program.tools.clone(),
+            slots: loaded.program.slots.clone(),
+            findings,
+        })
+    }
+
     /// The live surface of `loaded` under `bindings`, and its drift; findings when a tool or
     /// slot is not bound or cannot be listed.
     fn surface(
@@ -393,8 +433,11 @@ impl<'r, S: Storage> Runtime<'r, S> {
             return Err(unbound);
         }
         let surface = effects.surface(&tools, &slots).map_err(|e| {
-            let span = document.map(|d| d.root().span).unwrap_or_default();
-            vec![Finding::new(e.code, "/tools", span, e.message)]
+            let at = e.at.unwrap_or_else(|| "/tools".to_owned());
+            let span = document
+                .and_then(|d| d.span_of(&at).or_else(|| Some(d.root().span)))
+                .unwrap_or_default();
+            vec![Finding::new(e.code, at, span, e.message)]
         })?;
         let drift: Vec<Finding> = drift::findings(&loaded.record, &surface, bindings, document)
             .into_iter()

@@ -2406,9 +2406,10 @@ code_table! {
     ///
     /// ## What it does
     /// Reported before anything runs when a tool or model slot the version references has
-    /// no binding, and at the step when its binding needs something this build does not
-    /// have (a kind of binding that is not available yet, or a sandbox that cannot run
-    /// here: `code.run` fails closed, nothing runs unconfined).
+    /// no binding, or an MCP server a tool is bound to cannot be started, reached or
+    /// listed (its tools' drift could not be checked); and at the step when its binding
+    /// needs something this build does not have (a sandbox that cannot run here:
+    /// `code.run` fails closed, nothing runs unconfined).
     ///
     /// ## Why it matters
     /// A step that cannot be done must say why, naming the missing piece, instead of

@@ -46,6 +46,8 @@ enum Command {
     TestCode(commands::test_code::Args),
     Run(commands::run::Args),
     Runs(commands::runs::Args),
+    Bindings(commands::bindings::Args),
+    Tools(commands::tools::Args),
 }
 
 /// The version and the commit it was built from (`lwirc --version`): `0.1.0 (commit
@@ -112,6 +114,8 @@ fn main() -> ExitCode {
         Command::TestCode(args) => commands::test_code::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Runs(args) => commands::runs::run(args),
+        Command::Bindings(args) => commands::bindings::run(args),
+        Command::Tools(args) => commands::tools::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

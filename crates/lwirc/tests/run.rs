@@ -1,7 +1,10 @@
 //! `lwirc run` and `lwirc runs`: the built binary with command tools and models, killed
 //! and resumed, retried, replayed, and faced with hostile tools.
 
+#[macro_use]
 mod common;
+#[path = "run_mcp/mod.rs"]
+mod mcp;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -773,10 +776,11 @@ fn a_model_server_is_asked_with_a_fallback_ladder() {
     );
 }
 
-/// What this build cannot do fails closed, naming the missing piece: a tool bound to an MCP
-/// server (nothing runs: its surface cannot be listed), a `code.run` step (the sandbox).
+/// What cannot run fails closed, naming the missing piece: a tool bound to an MCP server
+/// that does not start (nothing runs: its surface cannot be listed), a `code.run` step
+/// (this build has no sandbox wired in).
 #[test]
-fn mcp_tools_and_code_run_are_not_available_yet() {
+fn a_server_that_does_not_start_stops_the_run_and_code_run_is_not_available_yet() {
     let dir = tempfile::tempdir().unwrap();
     let def = definition(&[("t", json!({}))]);
     let version = register(
@@ -798,7 +802,9 @@ fn mcp_tools_and_code_run_are_not_available_yet() {
     assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(
-        err.contains("LW1108") && err.contains("MCP") && err.contains("not available"),
+        err.contains("LW1108")
+            && err.contains("MCP server `s`")
+            && err.contains("cannot be listed"),
         "{err}"
     );
     assert!(!dir.path().join(".lwir/runs").exists());

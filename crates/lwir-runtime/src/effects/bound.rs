@@ -7,24 +7,27 @@ use lwir_model::http::Client;
 use lwir_spec::Code;
 use serde_json::{Value, json};
 
+use super::mcp::Servers;
 use super::{
-    CodeOutcome, CodeRun, EffectError, Effects, ModelAnswer, ModelCall, Surface, ToolAnswer,
-    ToolCall,
+    CodeOutcome, CodeRun, EffectError, Effects, LiveTool, ModelAnswer, ModelCall, Surface,
+    ToolAnswer, ToolCall,
 };
 use crate::bindings::{Bindings, ModelBinding, ToolBinding};
 
-/// Effects as `bindings` place them: command tools and models, models on an
-/// OpenAI-compatible server, `code.run` in the sandbox. Tools over MCP fail with
-/// [`Code::CapabilityUnavailable`] until `lwir-mcp` is wired in.
+/// Effects as `bindings` place them: command tools and models, tools of MCP servers (each
+/// server started or reached once, on first use, and shut down when this is dropped: at
+/// the run's end), models on an OpenAI-compatible server, `code.run` in the sandbox.
 pub struct Bound {
     bindings: Bindings,
     clients: Mutex<BTreeMap<String, Arc<Client>>>,
+    servers: Servers,
 }
 
 impl Bound {
     /// The effects of `bindings`.
     pub fn new(bindings: Bindings) -> Self {
         Self {
+            servers: Servers::new(&bindings),
             bindings,
             clients: Mutex::new(BTreeMap::new()),
         }
@@ -44,21 +47,17 @@ impl Bound {
     }
 }
 
-fn mcp_unavailable(tool: &str, server: &str) -> EffectError {
-    EffectError::new(
-        Code::CapabilityUnavailable,
-        format!(
-            "tool `{tool}` is bound to MCP server `{server}`: tools over MCP are not available \
-             in this build of lwirc yet (lwir-mcp is not wired in); bind it to a command"
-        ),
-    )
-}
 
 impl Effects for Bound {
     fn tool(&self, call: &ToolCall) -> Result<ToolAnswer, EffectError> {
         match self.bindings.tools.get(&call.tool) {
             Some(ToolBinding::Command(spec)) => super::command::call_tool(spec, call),
-            Some(ToolBinding::Server { server, .. }) => Err(mcp_unavailable(&call.tool, server)),
+            Some(ToolBinding::Server {
+                server,
+                name,
+                timeout,
+                max_result,
+            }) => self.servers.call(server, name, *timeout, *max_result, call),
             None => Err(EffectError::new(
                 Code::CapabilityUnavailable,
                 format!("tool `{}` is not bound", call.tool),
@@ -90,11 +89,60 @@ impl Effects for Bound {
 
     fn surface(&self, tools: &[&str], slots: &[&str]) -> Result<Surface, EffectError> {
         let mut surface = Surface::default();
-        for tool in tools {
-            if let Some(ToolBinding::Server { server, .. }) = self.bindings.tools.get(*tool) {
-                // Its live description and schemas cannot be listed here: drift could not be
-                // checked, so the run does not start.
-                return Err(mcp_unavailable(tool, server));
+        // Each server is listed once, after it settled — all of them at once, each started
+        // on its own thread; a server that cannot be started or listed stops the run before
+        // its first step (its drift could not be checked).
+        let bound: Vec<(&str, &str, &str)> = tools
+            .iter()
+            .filter_map(|tool| match self.bindings.tools.get(*tool) {
+                Some(ToolBinding::Server { server, name, .. }) => {
+                    Some((*tool, server.as_str(), name.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        let servers: std::collections::BTreeSet<&str> = bound.iter().map(|b| b.1).collect();
+        let listed: BTreeMap<&str, Result<BTreeMap<String, LiveTool>, EffectError>> =
+            std::thread::scope(|scope| {
+                let listing: Vec<_> = servers
+                    .iter()
+                    .map(|server| (*server, scope.spawn(|| self.servers.list(server))))
+                    .collect();
+                listing
+                    .into_iter()
+                    .map(|(server, handle)| {
+                        let listed = handle.join().unwrap_or_else(|_| {
+                            Err(EffectError::new(
+                                Code::CapabilityUnavailable,
+                                "listing its tools failed",
+                            ))
+                        });
+                        (server, listed)
+                    })
+                    .collect()
+            });
+        for (tool, server, name) in bound {
+            let live = match &listed[server] {
+                Ok(live) => live,
+                Err(e) => {
+                    return Err(EffectError::new(
+                        e.code,
+                        format!(
+                            "tool `{tool}` is bound to MCP server `{server}`, whose tools \
+                             cannot be listed: {}",
+                            e.message
+                        ),
+                    )
+                    .at(lwir_spec::pointer::join("/servers", server)));
+                }
+            };
+            match live.get(name) {
+                Some(live) => {
+                    surface.tools.insert(tool.to_owned(), live.clone());
+                }
+                None => {
+                    surface.removed.insert(tool.to_owned());
+                }
             }
         }
         for slot in slots {
@@ -108,7 +156,9 @@ impl Effects for Bound {
     fn via(&self, tool: &str) -> Value {
         match self.bindings.tools.get(tool) {
             Some(ToolBinding::Command(spec)) => json!({ "command": spec.command }),
-            Some(ToolBinding::Server { server, name }) => json!({ "server": server, "name": name }),
+            Some(ToolBinding::Server { server, name, .. }) => {
+                json!({ "server": server, "name": name })
+            }
             None => Value::Null,
         }
     }

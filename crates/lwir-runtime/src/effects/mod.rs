@@ -6,9 +6,8 @@
 //! Everything else a run does is a pure function of the version, the input and the results
 //! of these calls, which is why a run can be resumed and replayed from its log.
 //!
-//! - [`Bound`]: the effects a bindings file describes (command tools and models, models on
-//!   an OpenAI-compatible server, `code.run` in the sandbox; tools over MCP answer
-//!   [`Code::CapabilityUnavailable`] until their crate is wired in);
+//! - [`Bound`]: the effects a bindings file describes (command tools and models, tools of
+//!   MCP servers, models on an OpenAI-compatible server, `code.run` in the sandbox);
 //! - [`fake`]: an in-process implementation for tests and benchmarks.
 
 mod bound;
@@ -16,6 +15,7 @@ mod code;
 mod command;
 pub mod fake;
 mod http;
+mod mcp;
 
 use std::collections::BTreeMap;
 
@@ -33,6 +33,8 @@ pub struct EffectError {
     pub code: Code,
     /// What happened, naming the tool, server or command (never a secret).
     pub message: String,
+    /// Where in the bindings file the cause is, when it is known (`/servers/everything`).
+    pub at: Option<String>,
 }
 
 impl EffectError {
@@ -41,6 +43,15 @@ impl EffectError {
         Self {
             code,
             message: message.into(),
+            at: None,
+        }
+    }
+
+    /// The same error, its cause at pointer `at` of the bindings file.
+    pub fn at(self, at: impl Into<String>) -> Self {
+        Self {
+            at: Some(at.into()),
+            ..self
         }
     }
 }
@@ -213,6 +224,8 @@ pub struct Surface {
     /// Per referenced tool that a server lists, its live form. Tools whose binding has no
     /// listing of its own (a command) are absent: the record's schemas are theirs.
     pub tools: BTreeMap<String, LiveTool>,
+    /// Referenced tools whose server does not list them (drift: the tool was removed).
+    pub removed: std::collections::BTreeSet<String>,
     /// Per referenced slot, the model the bindings name (absent: the slot's own model).
     pub models: BTreeMap<String, String>,
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub(crate) mod bindings;
 pub(crate) mod canon;
 pub(crate) mod compile;
 pub(crate) mod drift;
@@ -20,6 +21,7 @@ pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod sandbox;
 pub(crate) mod test_code;
+pub(crate) mod tools;
 pub(crate) mod validate;
 
 use std::io::{IsTerminal, Read, Write};

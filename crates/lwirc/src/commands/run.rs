@@ -33,9 +33,12 @@ use crate::exit;
 /// `{"tool", "args", "idempotency_key"}` on standard input and prints its result; a command
 /// model reads the chat request and prints its answer; a model may be any OpenAI-compatible
 /// server (`url`, `api_key_env`). Commands get `PATH`, `HOME`, `LANG` and the variables
-/// their binding lists, nothing else of lwirc's environment. In this build tools over MCP
-/// are not available (LW1108). `code.run` bodies run in the bubblewrap sandbox (as `lwirc
-/// test-code` runs them); where it cannot run they fail with LW1108, nothing unconfined.
+/// their binding lists, nothing else of lwirc's environment. A tool bound to an MCP server
+/// (`servers`: a `command` speaking MCP on standard input and output, or a streamable HTTP
+/// `url`) is called over MCP, its idempotency key in `_meta` (`lwir/idempotency-key`);
+/// each server is started once per run (with that minimal environment too) and shut down
+/// at its end. `code.run` bodies run in the bubblewrap sandbox (as `lwirc test-code` runs
+/// them); where it cannot run they fail with LW1108, nothing unconfined.
 ///
 /// Exit status: 0 the run succeeded; 1 it failed (the step, the error and its code on
 /// standard error) or the input does not fit (findings); 2 usage error, unreadable file or
@@ -183,7 +186,7 @@ pub(crate) fn read_bindings(path: &str) -> anyhow::Result<Option<(Bindings, Span
 }
 
 /// Prints `findings` about file `name` for people on standard error.
-fn report_findings(findings: &[Finding], name: &str, bytes: &[u8]) {
+pub(crate) fn report_findings(findings: &[Finding], name: &str, bytes: &[u8]) {
     let file = File {
         name,
         bytes,
@@ -233,7 +236,7 @@ pub(crate) fn finish(
     let code = match &report.status {
         Status::Succeeded { output } => {
             progress.outcome(run, "succeeded", None, &report.stats);
-            print(&format!("{}\n", serde_json::to_string(output)?))?;
+            print(&format!("{}\n", terminal_safe_json(output)?))?;
             exit::OK
         }
         Status::Failed { step, failure } => {
@@ -314,6 +317,26 @@ pub(crate) fn finish(
         }
     };
     Ok(code)
+}
+
+/// `value` as compact JSON in which every character a terminal could act on (C1 controls,
+/// DEL, bidirectional overrides) is written as a `\uXXXX` escape: the same JSON value, safe
+/// to print where people read it. (serde_json already escapes the C0 controls; such
+/// characters can only be inside strings, so escaping them keeps the text JSON.)
+pub(crate) fn terminal_safe_json(value: &serde_json::Value) -> anyhow::Result<String> {
+    let text = serde_json::to_string(value)?;
+    if !text.chars().any(lwir_render::terminal::is_unsafe) {
+        return Ok(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if lwir_render::terminal::is_unsafe(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// Progress on standard error.

@@ -3,7 +3,9 @@
 use lwir_render::terminal::sanitize;
 use lwir_runtime::{Continue, Runtime, summary};
 
-use super::run::{Files, Places, Progress, RunFormat, bound, finish, read_bindings};
+use super::run::{
+    Files, Places, Progress, RunFormat, bound, finish, read_bindings, terminal_safe_json,
+};
 use super::{open_registry, print, read_json};
 use crate::exit;
 
@@ -234,7 +236,7 @@ fn show(store: &lwir_runtime::RunStore, run: &str, format: RunFormat) -> anyhow:
         ));
     }
     if let Some(output) = &s.output {
-        text.push_str(&format!("  output: {}\n", serde_json::to_string(output)?));
+        text.push_str(&format!("  output: {}\n", terminal_safe_json(output)?));
     }
     print(&text)?;
     Ok(exit::OK)
