@@ -47,7 +47,6 @@ impl Bound {
     }
 }
 
-
 impl Effects for Bound {
     fn tool(&self, call: &ToolCall) -> Result<ToolAnswer, EffectError> {
         match self.bindings.tools.get(&call.tool) {
