@@ -373,37 +373,10 @@ pub fn append_shared_all(
     events: Vec<(String, serde_json::Value)>,
     expected_last: Option<u64>,
 ) -> Result<Vec<Event>, LogError> {
-    let io_err = |source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::files::create_dirs(dir).map_err(io_err)?;
-    }
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(io_err)?;
-    lock_within(&file, path, SHARED_LOCK_WAIT)?;
-    let (mut last, previous, committed, len) = last_committed(&mut file, path)?;
-    if committed < len {
-        file.set_len(committed).map_err(io_err)?;
-        file.sync_all().map_err(io_err)?;
-    }
-    if let Some(expected) = expected_last
-        && expected != last
-    {
-        return Err(LogError::Conflict {
-            path: path.to_path_buf(),
-            expected,
-            found: last,
-        });
-    }
+    let (mut file, mut last, previous) = open_shared(path, expected_last, SHARED_LOCK_WAIT)?;
     let mut chain = previous.unwrap_or_default();
     let mut bytes = Vec::new();
     let mut written = Vec::with_capacity(events.len());
@@ -422,7 +395,10 @@ pub fn append_shared_all(
     }
     file.write_all(&bytes)
         .and_then(|()| file.sync_data())
-        .map_err(io_err)?;
+        .map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(written)
 }
 
@@ -452,16 +428,15 @@ pub fn append_copy(path: &Path, record: &Event) -> Result<Event, LogError> {
     append_shared_as(path, record, false)
 }
 
-/// Appends one event under the log's lock: the next seq, and `time` (else now).
-fn append_shared_at(
+/// The shared log at `path` opened for an append (its directory made, the file created):
+/// locked (waiting at most `wait`), a torn last line from a writer that died dropped, as
+/// resume drops it, and the last seq checked against `expected_last`. The file, the last
+/// seq and the last line's chain.
+fn open_shared(
     path: &Path,
-    event: &str,
-    data: serde_json::Value,
     expected_last: Option<u64>,
-    time: Option<String>,
     wait: std::time::Duration,
-    chained: bool,
-) -> Result<Event, LogError> {
+) -> Result<(File, u64, Option<String>), LogError> {
     let io_err = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
@@ -478,7 +453,6 @@ fn append_shared_at(
     lock_within(&file, path, wait)?;
     let (last, previous, committed, len) = last_committed(&mut file, path)?;
     if committed < len {
-        // A torn line from a writer that died: dropped, as resume drops it.
         file.set_len(committed).map_err(io_err)?;
         file.sync_all().map_err(io_err)?;
     }
@@ -491,6 +465,20 @@ fn append_shared_at(
             found: last,
         });
     }
+    Ok((file, last, previous))
+}
+
+/// Appends one event under the log's lock: the next seq, and `time` (else now).
+fn append_shared_at(
+    path: &Path,
+    event: &str,
+    data: serde_json::Value,
+    expected_last: Option<u64>,
+    time: Option<String>,
+    wait: std::time::Duration,
+    chained: bool,
+) -> Result<Event, LogError> {
+    let (mut file, last, previous) = open_shared(path, expected_last, wait)?;
     let record = Event {
         seq: last + 1,
         time: time.unwrap_or_else(|| lwir_spec::time::rfc3339_millis(SystemTime::now())),
@@ -504,7 +492,10 @@ fn append_shared_at(
     };
     file.write_all(&line)
         .and_then(|()| file.sync_data())
-        .map_err(io_err)?;
+        .map_err(|source| LogError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(record)
 }
 
