@@ -1094,7 +1094,8 @@ impl Storage for Oci {
 /// match its digest: what a concurrent upload of the same blob looks like from outside.
 fn blob_race(body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(body);
-    text.contains("MANIFEST_BLOB_UNKNOWN") || text.contains("BLOB_UNKNOWN")
+    // `MANIFEST_BLOB_UNKNOWN` (a manifest naming a blob) or `BLOB_UNKNOWN`.
+    text.contains("BLOB_UNKNOWN")
 }
 
 #[cfg(test)]
