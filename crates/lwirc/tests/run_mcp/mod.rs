@@ -305,7 +305,9 @@ fn a_tool_that_changed_at_its_server_is_drift() {
 }
 
 /// `kill -9` at points spread over a `map` of 50 MCP calls, then `runs resume`: the same
-/// output, and the server saw each call once, or twice with the same idempotency key.
+/// output, and every call the server saw again carried the same idempotency key. A call is
+/// sent again only by a resume after a kill that caught it in flight, so no key is seen more
+/// than once per kill plus once, and the calls sent again are at most `max_parallel` per kill.
 #[test]
 fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let dir = tempfile::tempdir().unwrap();
@@ -352,6 +354,8 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
         });
         let first = rx.recv_timeout(Duration::from_secs(30)).ok();
         let deadline = Instant::now() + Duration::from_secs(60);
+        // Each process makes progress before it is killed: at least one new call.
+        let at = at.max(count() + 1);
         while count() < at && Instant::now() < deadline {
             if child.try_wait().unwrap().is_some() {
                 break;
@@ -364,9 +368,11 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     };
     let run = kill_at(&["run", &version, "--input", &input, "--bindings", &b], 5).unwrap();
     assert!(count() >= 5 && count() < 50, "{} calls", count());
-    for at in [10, 15, 20, 25, 30, 35, 40, 45] {
+    let resumes = [10, 15, 20, 25, 30, 35, 40, 45];
+    for at in resumes {
         kill_at(&["runs", "resume", &run], at);
     }
+    let kills = 1 + resumes.len();
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
     let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
@@ -379,7 +385,9 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
         *counts.entry(key).or_insert(0) += 1;
     }
     assert_eq!(counts.len(), 50, "one key per call: {counts:?}");
-    assert!(counts.values().all(|&n| n <= 2), "{counts:?}");
+    assert!(counts.values().all(|&n| n <= 1 + kills), "{counts:?}");
+    let again: usize = counts.values().map(|n| n - 1).sum();
+    assert!(again <= 4 * kills, "{again} calls sent again: {counts:?}");
     let before = count();
     let out = lwirc(dir.path(), &["runs", "replay", &run]);
     assert_exit(&out, 0);
