@@ -303,15 +303,15 @@ impl Oracle {
         }
     }
 
-    /// The recorded event at `key` (an effect's result), marked as used.
-    pub(crate) fn recorded_effect(&mut self, key: &Key) -> Option<RunEvent> {
+    /// The recorded event at `key` (an effect's result) and its seq, marked as used.
+    pub(crate) fn recorded_effect(&mut self, key: &Key) -> Option<(u64, RunEvent)> {
         if self.mode == Mode::Live {
             return None;
         }
         let &i = self.recorded.index.get(key)?;
         let entry = &mut self.recorded.entries[i];
         entry.matched = true;
-        Some(entry.event.clone())
+        Some((entry.seq, entry.event.clone()))
     }
 
     /// The latest recorded attempt of step `path` and what became of it; for the modes that

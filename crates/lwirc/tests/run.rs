@@ -831,3 +831,196 @@ fn a_server_that_does_not_start_stops_the_run_and_code_run_is_not_available_yet(
         "{err}"
     );
 }
+
+/// `goal run|tick --bindings FILE`: each attempt of a goal is a run of its template's
+/// version on lwirc's runtime. A tool that fails fails the attempt with the step and the
+/// code; each attempt records its own run, which `goal show` names and `lwirc runs show`
+/// knows; a good binding makes the goal succeed with the run's output; every run replays
+/// without a call; bindings with mistakes are a usage error before anything is dispatched.
+#[test]
+fn goals_run_their_attempts_on_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lwirc(
+        dir.path(),
+        &[
+            "register",
+            &example("draft.json"),
+            "-d",
+            &example("workflow.json"),
+        ],
+    );
+    assert_exit(&out, 0);
+    let version = stdout(&out).trim().to_owned();
+    let goal = |name: &str| {
+        let file = write_json(
+            dir.path(),
+            &format!("{name}.json"),
+            &json!({
+                "goal": name,
+                "objective": "Label every open issue of acme/widgets.",
+                "input": {"repo": "acme/widgets"},
+                "templates": {"triage": {"version": version, "root": true, "max_attempts": 2}},
+                "work": [{"key": "triage", "template": "triage",
+                          "input": {"repo": "${ goal.input.repo }"}}],
+                "root": "triage",
+                "limits": {"max_total_attempts": 4, "max_parallel": 2, "max_wall_time_s": 86400}
+            }),
+        );
+        let out = lwirc(dir.path(), &["goal", "create", &file]);
+        assert_exit(&out, 0);
+        stdout(&out).trim().to_owned()
+    };
+    let tool = example("tools/github.sh");
+    let model = root()
+        .join("examples/models/scripted.sh")
+        .display()
+        .to_string();
+    let write_bindings = |name: &str, add_label: Value| {
+        write_json(
+            dir.path(),
+            name,
+            &json!({
+                "bindings": "lwir.bindings/1",
+                "tools": {"github.list_issues": {"command": [tool]}, "github.add_label": add_label},
+                "models": {"*": {"command": [model]}}
+            }),
+        )
+    };
+    let show = |id: &str| -> Value {
+        let out = lwirc(dir.path(), &["goal", "show", id, "--format", "json"]);
+        assert_exit(&out, 0);
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+
+    // Bindings with mistakes: exit 2, nothing dispatched.
+    let failing_goal = goal("failing");
+    let bad = write_json(
+        dir.path(),
+        "bad.json",
+        &json!({"bindings": "lwir.bindings/2"}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["goal", "run", &failing_goal, "--bindings", &bad],
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
+    assert_eq!(show(&failing_goal)["attempts"]["used"], 0);
+
+    // A tool that fails: both attempts fail at a `label` step, each its own run.
+    let failing = write_bindings("failing-bindings.json", json!({"command": ["false"]}));
+    let out = lwirc(
+        dir.path(),
+        &["goal", "run", &failing_goal, "--bindings", &failing],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("attempt 2 failed (run "), "{err}");
+    let work = &show(&failing_goal)["work"][0];
+    assert_eq!(work["status"], "failed", "{work}");
+    let runs: Vec<String> = work["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(runs.len(), 2, "{work}");
+    assert_ne!(runs[0], runs[1]);
+    assert_eq!(work["runs"][1]["attempt"], 2);
+    for e in work["errors"].as_array().unwrap() {
+        let e = e.as_str().unwrap();
+        // Whichever label call of the map failed first.
+        assert!(e.contains("/label`: LW1104"), "{e}");
+    }
+    for run in &runs {
+        let out = lwirc(dir.path(), &["runs", "show", run, "--format", "json"]);
+        assert_exit(&out, 0);
+        let shown: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(shown["status"], "failed", "{shown}");
+    }
+    let human = lwirc(dir.path(), &["goal", "show", &failing_goal]);
+    assert!(
+        stdout(&human).contains(&format!("attempt 2: run {}", runs[1])),
+        "{}",
+        stdout(&human)
+    );
+
+    // The same version, bound well, through `goal tick`: the run's output is the work's.
+    let good_goal = goal("good");
+    let good = write_bindings("good-bindings.json", json!({"command": [tool]}));
+    let out = lwirc(dir.path(), &["goal", "tick", "--bindings", &good]);
+    assert_exit(&out, 0);
+    let shown = show(&good_goal);
+    assert_eq!(shown["status"], "succeeded", "{shown}");
+    let run = shown["work"][0]["runs"][0]["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = lwirc(dir.path(), &["runs", "show", &run, "--format", "json"]);
+    assert_exit(&out, 0);
+    let run_shown: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(run_shown["output"], json!({"summary": "3 issues, 1 bugs."}));
+    let out = lwirc(dir.path(), &["goal", "next", &good_goal]);
+    assert_exit(&out, 0);
+
+    // Three runs in the store, each rebuilt from its log with nothing called.
+    let out = lwirc(dir.path(), &["runs", "replay", "--all"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        stdout(&out).matches("no difference").count(),
+        3,
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A `map` whose items end out of order — the second fails first while the first is still
+/// running, and nothing starts after a failure — replays without a difference: replay
+/// takes recorded results in the order the run saw them, not the order it sent the calls.
+#[test]
+fn a_map_whose_items_end_out_of_order_replays_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let version = register(
+        dir.path(),
+        &json!({
+            "lwir": "1", "workflow": "w",
+            "steps": [
+                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 2,
+                 "steps": [{"id": "t", "kind": "tool.call", "tool": "slow", "args": {"x": "${ x }"}}],
+                 "result": "${ steps.t.output }"}
+            ],
+            "output": "${ steps.each.output }"
+        }),
+        &definition(&[("slow", json!({}))]),
+    );
+    let tool = script(
+        dir.path(),
+        "slow.py",
+        "exec python3 -c '\nimport json, sys, time\nx = json.load(sys.stdin)[\"args\"][\"x\"]\n\
+         time.sleep(x[\"delay\"])\nif x[\"fail\"]:\n    sys.exit(\"item failed\")\nprint(json.dumps(x))\n'",
+    );
+    let b = bindings(
+        dir.path(),
+        &[("slow", json!({"command": [tool]}))],
+        json!({}),
+    );
+    let xs: Vec<Value> = [(0.6, true), (0.0, true), (0.0, false), (0.0, false)]
+        .iter()
+        .map(|&(delay, fail)| json!({"delay": delay, "fail": fail}))
+        .collect();
+    let input = write_json(dir.path(), "input.json", &json!({"xs": xs}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("each[1]/t"),
+        "the second item failed first: {err}"
+    );
+    let run = run_id(&err);
+    let out = lwirc(dir.path(), &["runs", "replay", &run]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+}

@@ -187,7 +187,11 @@ pub(crate) struct Exec<'p, 'o> {
     schemas: Schemas,
     ready: VecDeque<Leaf>,
     to_check: Vec<FrameId>,
-    immediate: VecDeque<(Leaf, Response)>,
+    /// Results taken from the log, by the seq they were recorded at: delivered in that
+    /// order, each once nothing else can be done, so that a rebuilt run sees its effects
+    /// end in the order the recorded one did (which item of a map failed first, which
+    /// started after it).
+    immediate: BTreeMap<u64, (Leaf, Response)>,
     jobs: HashMap<u64, Leaf>,
     next_job: u64,
     job_tx: Option<Sender<(u64, Request)>>,
@@ -236,7 +240,7 @@ pub(crate) fn execute(
             schemas: Schemas::default(),
             ready: VecDeque::new(),
             to_check: Vec::new(),
-            immediate: VecDeque::new(),
+            immediate: BTreeMap::new(),
             jobs: HashMap::new(),
             next_job: 0,
             job_tx: Some(job_tx),
@@ -310,15 +314,17 @@ impl<'p> Exec<'p, '_> {
                 self.start_step(leaf.0, leaf.1);
                 continue;
             }
-            if let Some((leaf, response)) = self.immediate.pop_front() {
-                self.on_response(leaf, response);
-                continue;
-            }
             if let Some(fid) = self.to_check.pop() {
                 self.check_frame(fid);
                 continue;
             }
             if self.dispatch() {
+                continue;
+            }
+            // Every call that can be sent now has been: the earliest recorded result is
+            // the one the recorded run saw next.
+            if let Some((_, (leaf, response))) = self.immediate.pop_first() {
+                self.on_response(leaf, response);
                 continue;
             }
             return;

@@ -167,9 +167,9 @@ impl<'p> Exec<'p, '_> {
         if matches!(self.end, Some(End::Differs(_))) {
             return;
         }
-        if let Some(recorded) = self.oracle.recorded_effect(&result) {
+        if let Some((seq, recorded)) = self.oracle.recorded_effect(&result) {
             self.immediate
-                .push_back(((fid, i), from_recorded(&recorded)));
+                .insert(seq, ((fid, i), from_recorded(&recorded)));
             return;
         }
         match (&self.job_tx, self.oracle.performs()) {
