@@ -76,6 +76,10 @@ pub struct Succeeded {
     pub attempt: u32,
     /// The output, checked against the template's output schema.
     pub output: serde_json::Value,
+    /// The run that was this attempt, when the runner named one (lwirc's built-in runner
+    /// does: `lwirc runs show RUN`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// `work.failed`: an attempt failed.
@@ -94,6 +98,9 @@ pub struct Failed {
     /// that breaks the schema: LW1012–LW1018).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// The run that was this attempt, when the runner named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// `plan.requested`: a replan began (the slot is charged from here).

@@ -608,6 +608,26 @@ impl Goals<'_> {
         work: &str,
         report: &Report,
     ) -> Result<lwir_repair::events::Event, GoalError> {
+        self.report_run(id, work, report, None)
+    }
+
+    /// As [`Goals::report`], and an attempt's end records `run`, the run it was (a run id
+    /// the runner named, checked with [`crate::runner::is_run_id`]).
+    pub fn report_run(
+        &self,
+        id: &str,
+        work: &str,
+        report: &Report,
+        run: Option<&str>,
+    ) -> Result<lwir_repair::events::Event, GoalError> {
+        if let Some(run) = run.filter(|r| !crate::runner::is_run_id(r)) {
+            return Err(GoalError::Refused(format!(
+                "`{}` is not a run id (1 to {} ASCII letters, digits, `-`, `_`, `.`, `:`)",
+                run.escape_debug(),
+                crate::runner::MAX_RUN_ID_CHARS
+            )));
+        }
+        let run = run.map(str::to_owned);
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
             let projection = self.project(&loaded);
@@ -716,6 +736,7 @@ impl Goals<'_> {
                                     work: work.to_owned(),
                                     attempt,
                                     output: output.clone(),
+                                    run: run.clone(),
                                 })
                                 .data(),
                             )
@@ -728,6 +749,7 @@ impl Goals<'_> {
                                 error: error.clone(),
                                 interrupted: false,
                                 code: None,
+                                run: run.clone(),
                             })
                             .data(),
                         ),
@@ -739,6 +761,7 @@ impl Goals<'_> {
                                 error: message.clone(),
                                 interrupted: false,
                                 code: Some(code.as_str().to_owned()),
+                                run: run.clone(),
                             })
                             .data(),
                         ),

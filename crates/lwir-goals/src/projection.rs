@@ -24,6 +24,8 @@ pub struct Attempt {
     pub dispatched: bool,
     /// The generation when it was dispatched.
     pub generation: Option<u32>,
+    /// The run that was this attempt, when its runner named one.
+    pub run: Option<String>,
 }
 
 /// An attempt's state.
@@ -260,11 +262,12 @@ impl Fold {
                     state: AttemptState::Running,
                     dispatched: e.dispatched,
                     generation: e.generation,
+                    run: None,
                 });
                 self.attempts_used += 1;
             }
             GoalEvent::Succeeded(e) => {
-                self.end(&e.work, e.attempt, AttemptState::Succeeded(e.output))?
+                self.end(&e.work, e.attempt, AttemptState::Succeeded(e.output), e.run)?
             }
             GoalEvent::Failed(e) => self.end(
                 &e.work,
@@ -274,6 +277,7 @@ impl Fold {
                     interrupted: e.interrupted,
                     code: e.code,
                 },
+                e.run,
             )?,
             GoalEvent::Requested(e) => {
                 if self.plan(&e.plan).is_some() {
@@ -373,10 +377,19 @@ impl Fold {
         Ok(())
     }
 
-    fn end(&mut self, work: &str, attempt: u32, state: AttemptState) -> Result<(), String> {
+    fn end(
+        &mut self,
+        work: &str,
+        attempt: u32,
+        state: AttemptState,
+        run: Option<String>,
+    ) -> Result<(), String> {
         let item = self.item_mut(work)?;
         match item.attempts.iter_mut().find(|a| a.n == attempt) {
-            Some(a) if a.state == AttemptState::Running => a.state = state,
+            Some(a) if a.state == AttemptState::Running => {
+                a.state = state;
+                a.run = run;
+            }
             Some(_) => return Err(format!("attempt {attempt} of `{work}` ended twice")),
             None => {
                 // Reported without a start: the attempt begins and ends here.
@@ -385,6 +398,7 @@ impl Fold {
                     state,
                     dispatched: false,
                     generation: None,
+                    run,
                 });
                 self.attempts_used += 1;
             }
@@ -509,6 +523,19 @@ pub struct WorkView {
     /// Each attempt's error, in order (interrupted ones say so).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// The runs its attempts were, in order, where the runner named them (lwirc's built-in
+    /// runner, `goal run --bindings`, does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<AttemptRun>,
+}
+
+/// An attempt and the run it was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttemptRun {
+    /// The attempt, 1 for the first.
+    pub attempt: u32,
+    /// The run id (`lwirc runs show RUN`).
+    pub run: String,
 }
 
 /// `{used, max}`.
@@ -731,6 +758,16 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
                         (false, None) => format!("attempt {}: {error}", a.n),
                     }),
                     _ => None,
+                })
+                .collect(),
+            runs: item
+                .attempts
+                .iter()
+                .filter_map(|a| {
+                    a.run.as_ref().map(|run| AttemptRun {
+                        attempt: a.n,
+                        run: run.clone(),
+                    })
                 })
                 .collect(),
         }

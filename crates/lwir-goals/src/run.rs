@@ -72,6 +72,8 @@ pub enum Progress<'a> {
         succeeded: bool,
         /// The error of a failed attempt.
         error: Option<&'a str>,
+        /// The run the attempt was, when its runner named one.
+        run: Option<&'a str>,
     },
     /// A replan ended.
     Replanned(&'a Replanned),
@@ -337,6 +339,7 @@ impl<'g> Driver<'g> {
                         attempt: 0,
                         succeeded: false,
                         error: Some(&message),
+                        run: None,
                     },
                 );
             }
@@ -370,6 +373,7 @@ impl<'g> Driver<'g> {
                             attempt: d.attempt,
                             succeeded: false,
                             error: Some(&message),
+                            run: None,
                         },
                     );
                     acted = true;
@@ -485,6 +489,7 @@ impl<'g> Driver<'g> {
             );
             return Ok(());
         }
+        let mut run = None;
         let report = match done.result {
             Err(f) => Report::FailedWith {
                 code: f.code,
@@ -495,19 +500,26 @@ impl<'g> Driver<'g> {
                     code: f.code,
                     message: f.message,
                 },
-                Ok(Answer::Failed(error)) => Report::Failed(error),
-                Ok(Answer::Succeeded(output)) => {
-                    let template = flight.as_ref().map_or("", |f| f.template.as_str());
-                    match self
-                        .goals
-                        .check_output(&self.id, &self.catalog, template, &output)
-                    {
-                        Ok(()) => Report::Succeeded(output),
-                        Err(GoalError::Refused(message)) => Report::FailedWith {
-                            code: Code::WorkOutputMismatch,
-                            message,
-                        },
-                        Err(e) => return Err(e),
+                Ok((answer, named)) => {
+                    run = named;
+                    match answer {
+                        Answer::Failed(error) => Report::Failed(error),
+                        Answer::Succeeded(output) => {
+                            let template = flight.as_ref().map_or("", |f| f.template.as_str());
+                            match self.goals.check_output(
+                                &self.id,
+                                &self.catalog,
+                                template,
+                                &output,
+                            ) {
+                                Ok(()) => Report::Succeeded(output),
+                                Err(GoalError::Refused(message)) => Report::FailedWith {
+                                    code: Code::WorkOutputMismatch,
+                                    message,
+                                },
+                                Err(e) => return Err(e),
+                            }
+                        }
                     }
                 }
             },
@@ -517,7 +529,10 @@ impl<'g> Driver<'g> {
             Report::Failed(e) | Report::FailedWith { message: e, .. } => (false, Some(e.clone())),
             Report::Started | Report::Dispatched => (false, None),
         };
-        match self.goals.report(&self.id, &done.work, &report) {
+        match self
+            .goals
+            .report_run(&self.id, &done.work, &report, run.as_deref())
+        {
             Ok(_) => {
                 if self.ended.is_none() {
                     let generation = flight.as_ref().map(|f| f.generation);
@@ -542,6 +557,7 @@ impl<'g> Driver<'g> {
                         attempt: done.attempt,
                         succeeded,
                         error: error.as_deref(),
+                        run: run.as_deref(),
                     },
                 );
             }
@@ -641,6 +657,7 @@ impl Goals<'_> {
                 error: detail.to_owned(),
                 interrupted: true,
                 code: None,
+                run: None,
             })
             .data();
             match self

@@ -104,10 +104,24 @@ pub enum Answer {
     Failed(String),
 }
 
+/// The most characters of a run id an answer may name.
+pub const MAX_RUN_ID_CHARS: usize = 128;
+
+/// Whether `run` may be recorded as the run an attempt was: 1 to [`MAX_RUN_ID_CHARS`]
+/// ASCII letters, digits, `-`, `_`, `.` and `:` (nothing a terminal or a path could act on).
+pub fn is_run_id(run: &str) -> bool {
+    !run.is_empty()
+        && run.len() <= MAX_RUN_ID_CHARS
+        && run
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
 /// Reads a runner's standard output as an answer: exactly one strict I-JSON value, an
-/// object with `kind` `succeeded` and an `output`, or `failed` and a string `error`. Other
-/// members are ignored.
-pub fn read_answer(stdout: &[u8]) -> Result<Answer, Failure> {
+/// object with `kind` `succeeded` and an `output`, or `failed` and a string `error`, and
+/// optionally `run`, the id of the run the attempt was (recorded with it; lwirc's built-in
+/// runner names it). Other members are ignored.
+pub fn read_answer(stdout: &[u8]) -> Result<(Answer, Option<String>), Failure> {
     let not_json = |message: String| Failure {
         code: Code::RunnerAnswerNotJson,
         message,
@@ -133,7 +147,18 @@ pub fn read_answer(stdout: &[u8]) -> Result<Answer, Failure> {
     if !matches!(root.value, Value::Object(_)) {
         return Err(invalid("the runner's answer is not an object with `kind`"));
     }
-    match root.get("kind").and_then(Node::as_str) {
+    let run = match root.get("run") {
+        None => None,
+        Some(run) => match run.as_str() {
+            Some(run) if is_run_id(run) => Some(run.to_owned()),
+            _ => {
+                return Err(invalid(
+                    "the answer's `run` is not a run id (1 to 128 ASCII letters, digits, `-`, `_`, `.`, `:`)",
+                ));
+            }
+        },
+    };
+    let answer = match root.get("kind").and_then(Node::as_str) {
         Some("succeeded") => match root.get("output") {
             Some(output) => Ok(Answer::Succeeded(output.to_json())),
             None => Err(invalid("a `succeeded` answer needs an `output`")),
@@ -152,12 +177,46 @@ pub fn read_answer(stdout: &[u8]) -> Result<Answer, Failure> {
         None => Err(invalid(
             "the answer has no `kind` (\"succeeded\" or \"failed\")",
         )),
-    }
+    }?;
+    Ok((answer, run))
 }
 
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((i, _)) => format!("{}…", &text[..i]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_may_name_its_run_and_a_hostile_run_id_is_refused() {
+        let (answer, run) =
+            read_answer(br#"{"kind": "succeeded", "output": {"n": 1}, "run": "a1b2c3d4e5f60718"}"#)
+                .unwrap();
+        assert_eq!(answer, Answer::Succeeded(serde_json::json!({"n": 1})));
+        assert_eq!(run.as_deref(), Some("a1b2c3d4e5f60718"));
+        let (_, run) = read_answer(br#"{"kind": "failed", "error": "no"}"#).unwrap();
+        assert_eq!(run, None);
+        for bad in [
+            r#""""#,
+            r#""\u001b[31mred""#,
+            r#""../../etc/passwd""#,
+            r#"7"#,
+            r#""a b""#,
+        ] {
+            let text = format!(r#"{{"kind": "succeeded", "output": 1, "run": {bad}}}"#);
+            let e = read_answer(text.as_bytes()).unwrap_err();
+            assert_eq!(e.code, Code::RunnerAnswerInvalid, "{bad}");
+        }
+        let long = format!(
+            r#"{{"kind": "failed", "error": "x", "run": "{}"}}"#,
+            "r".repeat(MAX_RUN_ID_CHARS + 1)
+        );
+        assert!(read_answer(long.as_bytes()).is_err());
+        assert!(is_run_id(&"r".repeat(MAX_RUN_ID_CHARS)));
     }
 }

@@ -46,6 +46,7 @@ enum Command {
     TestCode(commands::test_code::Args),
     Run(commands::run::Args),
     Runs(commands::runs::Args),
+    Runner(commands::runner::Args),
     Bindings(commands::bindings::Args),
     Tools(commands::tools::Args),
 }
@@ -114,6 +115,7 @@ fn main() -> ExitCode {
         Command::TestCode(args) => commands::test_code::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Runs(args) => commands::runs::run(args),
+        Command::Runner(args) => commands::runner::run(args),
         Command::Bindings(args) => commands::bindings::run(args),
         Command::Tools(args) => commands::tools::run(args),
     };

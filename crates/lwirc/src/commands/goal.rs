@@ -1,7 +1,7 @@
 //! `lwirc goal`: goals whose plans advance only through validated proposals into new,
 //! immutable generations.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lwir_goals::GoalError;
@@ -160,8 +160,13 @@ enum GoalCommand {
     /// cannot be started, fails, hangs, prints too much or something that is not an answer,
     /// or whose output breaks the template's output schema, is a failed attempt with its
     /// finding (LW1012–LW1018); so is an item whose resolved input would pass 16 MiB
-    /// (LW1020), without starting the runner. A killed `goal run` loses nothing: run it again, and the
-    /// attempts it had in flight are recorded as interrupted (they count).
+    /// (LW1020), without starting the runner. A killed `goal run` loses nothing: run it
+    /// again, and the attempts it had in flight are recorded as interrupted (they count).
+    ///
+    /// With --bindings FILE instead of --runner, lwirc runs each attempt itself (`lwirc
+    /// runner`): a run of the template's version with the item's input, its tools and
+    /// models where the bindings say, durable in the store of runs. The attempt records the
+    /// run id; `goal show` names it, `lwirc runs show RUN` tells the rest.
     ///
     /// Exit status: 0 the goal succeeded; 1 it is exhausted, cancelled or waits (for review,
     /// after an attention, or for a planner: run with --planner), with what to do on standard
@@ -267,12 +272,22 @@ struct AgentArgs {
 }
 
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("runner-or-bindings").required(true).args(["runner", "bindings"]))]
 struct RunnerArgs {
     /// The runner command (lwir-runner/1, run without a shell).
     #[arg(long, value_name = "CMD")]
-    runner: String,
+    runner: Option<String>,
+    /// Run each attempt on lwirc's own runtime instead of a runner command: as a run of its
+    /// template's version with the item's input, its tools and model slots where this
+    /// `lwir.bindings/1` file says (as `lwirc run --bindings`); the attempt records the run
+    /// id (`lwirc runs show RUN`).
+    #[arg(long, value_name = "FILE")]
+    bindings: Option<PathBuf>,
+    /// With --bindings: the store of runs (default: `$LWIR_RUNS`, else `.lwir/runs`).
+    #[arg(long, value_name = "DIR", requires = "bindings")]
+    runs: Option<PathBuf>,
     /// Run the runner command through `sh -c`.
-    #[arg(long)]
+    #[arg(long, requires = "runner")]
     runner_shell: bool,
     /// Seconds one attempt may take before its runner (and all it started) is killed:
     /// from 0.001 to 86400.
@@ -286,11 +301,15 @@ struct RunnerArgs {
 }
 
 impl RunnerArgs {
-    fn runner(&self) -> anyhow::Result<ProcessRunner> {
-        let command = if self.runner_shell {
-            PlannerCommand::shell(&self.runner)
-        } else {
-            PlannerCommand::parse(&self.runner)?
+    /// The runner: the command given, or `lwirc runner` on the bindings (checked now, so
+    /// that bindings with mistakes are a usage error before anything is dispatched), with
+    /// the registry templates are read from.
+    fn runner(&self, registry: Option<&Path>) -> anyhow::Result<ProcessRunner> {
+        let command = match (&self.runner, &self.bindings) {
+            (Some(runner), _) if self.runner_shell => PlannerCommand::shell(runner),
+            (Some(runner), _) => PlannerCommand::parse(runner)?,
+            (None, Some(bindings)) => builtin_runner(bindings, self.runs.as_deref(), registry)?,
+            (None, None) => anyhow::bail!("give --runner CMD or --bindings FILE"),
         };
         Ok(ProcessRunner::new(
             command,
@@ -300,6 +319,45 @@ impl RunnerArgs {
             },
         ))
     }
+}
+
+/// `lwirc runner --bindings FILE [--runs DIR] [--registry REGISTRY]`, this very program,
+/// every path absolute (a runner may be started anywhere).
+fn builtin_runner(
+    bindings: &Path,
+    runs: Option<&Path>,
+    registry: Option<&Path>,
+) -> anyhow::Result<PlannerCommand> {
+    let text = bindings.to_string_lossy();
+    if super::run::read_bindings(&text)?.is_none() {
+        anyhow::bail!("the bindings `{text}` have mistakes (above); nothing was dispatched");
+    }
+    let absolute = |p: &Path| -> anyhow::Result<String> {
+        Ok(std::path::absolute(p)?.to_string_lossy().into_owned())
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find lwirc's own program to run attempts: {e}"))?;
+    let mut words = vec![
+        exe.to_string_lossy().into_owned(),
+        "runner".to_owned(),
+        "--bindings".to_owned(),
+        absolute(bindings)?,
+    ];
+    if let Some(runs) = runs {
+        words.extend(["--runs".to_owned(), absolute(runs)?]);
+    }
+    if let Some(registry) = registry {
+        let text = registry.to_string_lossy();
+        // A registry URL (`oci://…`) is passed as given; a directory made absolute.
+        let location = if text.contains("://") {
+            text.into_owned()
+        } else {
+            absolute(registry)?
+        };
+        words.extend(["--registry".to_owned(), location]);
+    }
+    PlannerCommand::from_words(&words)
+        .ok_or_else(|| anyhow::anyhow!("cannot make the runner's command line"))
 }
 
 #[derive(clap::Args)]
@@ -422,7 +480,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
         by,
         now,
     };
-    let outcome = dispatch(&goals, store, args.command);
+    let outcome = dispatch(&goals, store, args.command, args.registry.as_deref());
     let outcome = match outcome {
         Ok(code) => Ok(code),
         Err(Failure::Usage(e)) => return Err(e),
@@ -509,7 +567,12 @@ impl From<GoalError> for Failure {
     }
 }
 
-fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Result<u8, Failure> {
+fn dispatch(
+    goals: &Goals<'_>,
+    store: &dyn Store,
+    command: GoalCommand,
+    registry: Option<&Path>,
+) -> Result<u8, Failure> {
     let io = Failure::Usage;
     match command {
         GoalCommand::Create {
@@ -813,12 +876,12 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
                 }
             }
         }
-        GoalCommand::Tick { service } => serve(goals, &service, None, None),
+        GoalCommand::Tick { service } => serve(goals, &service, None, None, registry),
         GoalCommand::Serve {
             service,
             interval,
             stop_grace,
-        } => serve(goals, &service, Some(interval), Some(stop_grace)),
+        } => serve(goals, &service, Some(interval), Some(stop_grace), registry),
         GoalCommand::Run {
             goal,
             runner,
@@ -828,7 +891,7 @@ fn dispatch(goals: &Goals<'_>, store: &dyn Store, command: GoalCommand) -> Resul
             quiet,
         } => {
             let id = resolve(store, &goal)?;
-            let runner = runner.runner().map_err(io)?;
+            let runner = runner.runner(registry).map_err(io)?;
             let mut planner = planner
                 .as_deref()
                 .map(|p| limits.agent(p))
@@ -941,11 +1004,12 @@ fn serve(
     args: &ServiceArgs,
     interval: Option<f64>,
     grace: Option<f64>,
+    registry: Option<&Path>,
 ) -> Result<u8, Failure> {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
     let io = Failure::Usage;
-    let runner = args.runner.runner().map_err(io)?;
+    let runner = args.runner.runner(registry).map_err(io)?;
     let planner = args
         .planner
         .as_deref()
@@ -1024,15 +1088,18 @@ impl lwir_goals::run::Observer for Progress {
                 key,
                 attempt,
                 succeeded: true,
+                run,
                 ..
-            } => format!("{key}: attempt {attempt} succeeded"),
+            } => format!("{key}: attempt {attempt} succeeded{}", run_of(run)),
             P::Finished {
                 key,
                 attempt,
                 error,
+                run,
                 ..
             } => format!(
-                "{key}: attempt {attempt} failed: {}",
+                "{key}: attempt {attempt} failed{}: {}",
+                run_of(run),
                 excerpt(error.unwrap_or("(no error given)"), 300)
             ),
             P::Replanned(outcome) => match outcome {
@@ -1292,6 +1359,11 @@ fn show_human(p: &Projection) -> String {
     out
 }
 
+/// ` (run RUN)` for an attempt that was a run.
+fn run_of(run: Option<&str>) -> String {
+    run.map_or(String::new(), |r| format!(" (run {r})"))
+}
+
 fn work_table(work: &[WorkView], out: &mut String) {
     if work.is_empty() {
         out.push_str("  (none)\n");
@@ -1310,6 +1382,9 @@ fn work_table(work: &[WorkView], out: &mut String) {
         ));
         for e in &w.errors {
             out.push_str(&format!("      {}\n", sanitize(&excerpt(e, 300))));
+        }
+        for r in &w.runs {
+            out.push_str(&format!("      attempt {}: run {}\n", r.attempt, r.run));
         }
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod register;
 pub(crate) mod registry;
 pub(crate) mod repair;
 pub(crate) mod run;
+pub(crate) mod runner;
 pub(crate) mod runs;
 pub(crate) mod sandbox;
 pub(crate) mod test_code;
