@@ -4,9 +4,9 @@
 # log), and `benches/plain_mcp_client.py` making the same N calls over the same server with
 # the same parallelism (raw JSON-RPC, nothing recorded). Both are timed as whole processes
 # (the server's start included), alternating, RUNS times each (median). Then the 10 000-call
-# run is resumed (nothing left to do: the log read and checked), retried (refused: it did
-# not fail — so a retry is timed on its log as a resume is) and replayed. Prints a Markdown
-# table, with the fsyncs per step the run reported.
+# run is resumed (nothing left to do: the log read and checked) and replayed; then it is
+# killed halfway and resumed, and run with a server that dies halfway and retried. Prints
+# Markdown tables, with the fsyncs per step the run reported.
 #
 #   . .ci/engines.sh            # or LWIRC_TEST_MCP_EVERYTHING=…/dist/index.js
 #   benches/run.sh              # N in 1000 10000, 3 runs each
@@ -101,3 +101,35 @@ printf '| `runs resume` (ended: log read, chain checked) | %.3f s |\n' \
     "$(seconds "$lwirc" runs resume "$run" --registry registry --runs runs)"
 printf '| `runs replay` | %.3f s |\n' \
     "$(seconds "$lwirc" runs replay "$run" --registry registry --runs runs)"
+
+# A crash: the same run killed with SIGKILL halfway (by its log: half the calls answered),
+# then `runs resume`, which replays what the log holds and makes the remaining calls.
+n=${!#}
+rm -rf runs
+"$lwirc" run "$version" --input "input-$n.json" --bindings bindings.json --max-parallel 16 \
+    --registry registry --runs runs > /dev/null 2> "$work/crash.err" &
+pid=$!
+answered() { cat runs/*/events.jsonl 2> /dev/null | grep '"tool.responded"' | grep -vc '"error"' || true; }
+while [ "$(answered)" -lt $((n / 2)) ] && kill -0 "$pid" 2> /dev/null; do sleep 0.02; done
+kill -9 "$pid" 2> /dev/null || true
+wait "$pid" 2> /dev/null || true
+run=$(ls runs | head -1)
+done_before=$(answered)
+printf '| `runs resume` after `kill -9` at %s of %s calls (the rest made) | %.3f s |\n' \
+    "$done_before" "$n" "$(seconds "$lwirc" runs resume "$run" --registry registry --runs runs)"
+
+# A failure: the server killed halfway through the run (every call after that fails its
+# item, and the map the run), then `runs retry` with working bindings: the items that
+# succeeded keep their results, the rest are called.
+rm -rf runs
+sed 's/"command": \["node"/"command": ["timeout", "-s", "KILL", "'"$(echo "${lwirc_median[$n]} / 2" | bc -l)"'", "node"/' \
+    bindings.json > dying.json
+"$lwirc" run "$version" --input "input-$n.json" --bindings dying.json --max-parallel 16 \
+    --registry registry --runs runs > /dev/null 2> "$work/fail.err" && {
+    echo "the run with a dying server succeeded: the server outlived it" >&2
+    exit 1
+}
+run=$(ls runs | head -1)
+kept=$(answered)
+printf '| `runs retry` of it, %s of %s calls answered before the server died (the rest made) | %.3f s |\n' \
+    "$kept" "$n" "$(seconds "$lwirc" runs retry "$run" --bindings bindings.json --registry registry --runs runs)"

@@ -507,6 +507,16 @@ impl Server {
         }
     }
 
+    /// Whether the server's process has ended (a stdio server that exited, crashed or was
+    /// killed): every request to it fails now. Always false for a streamable HTTP server,
+    /// whose process is not lwirc's.
+    pub fn exited(&self) -> bool {
+        match &self.link {
+            Link::Stdio(process) => process.status().is_some(),
+            Link::Http(_) => false,
+        }
+    }
+
     /// Closes the connection: the server's standard input is closed, it is given
     /// [`ConnectOptions::shutdown_grace`] to exit, then its process group is killed (what
     /// it started in its group goes too) and it is reaped. Calls in flight fail.

@@ -2,6 +2,12 @@
 //! check lists the tools before the first step, so in practice before it), shared by every
 //! call of the run, and shut down when the effects are dropped — at the run's end.
 //!
+//! A stdio server that exits during the run (it crashed, or was killed) fails the calls it
+//! had in flight; the next call that needs it starts it again — at most
+//! [`MAX_RESTARTS`] times per server and run — and lists its tools again: a tool that is not
+//! what the drift check saw fails the steps that call it, as a change the server announced
+//! does.
+//!
 //! A stdio server gets `PATH`, `HOME`, `LANG` and the variables its binding's `env` names,
 //! nothing else of lwirc's environment (`lwir_mcp` builds that environment). What a server
 //! answers is hostile input: its errors come back cleaned and cut short by `lwir_mcp`, and
@@ -21,6 +27,9 @@ use crate::bindings::{Bindings, Server, ToolBinding};
 /// started again by every call).
 type Slot = Arc<OnceLock<Result<Arc<lwir_mcp::Server>, String>>>;
 
+/// How many times one stdio server is started again in one run after it exited.
+pub(crate) const MAX_RESTARTS: u32 = 3;
+
 /// The MCP servers of a bindings file, connected on first use.
 pub(super) struct Servers {
     specs: BTreeMap<String, Server>,
@@ -30,6 +39,9 @@ pub(super) struct Servers {
     slots: Mutex<BTreeMap<String, Slot>>,
     /// Per server, what the drift check saw.
     listed: Mutex<BTreeMap<String, Listing>>,
+    /// Per server, how many times it was started again (held while one is: restarts are
+    /// one at a time).
+    restarts: Mutex<BTreeMap<String, u32>>,
 }
 
 /// A server's tools as the drift check listed them, and what changed since.
@@ -61,7 +73,64 @@ impl Servers {
             max_message,
             slots: Mutex::new(BTreeMap::new()),
             listed: Mutex::new(BTreeMap::new()),
+            restarts: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// `connection` to `server`, or, when its process has ended, a new one (started again
+    /// within [`MAX_RESTARTS`], its tools listed again and compared with what the drift
+    /// check saw); why there is none.
+    fn alive(
+        &self,
+        server: &str,
+        connection: Arc<lwir_mcp::Server>,
+    ) -> Result<Arc<lwir_mcp::Server>, String> {
+        if !connection.exited() {
+            return Ok(connection);
+        }
+        let mut restarts = self.restarts.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another call may have started it again meanwhile.
+        let current = self.connect(server)?;
+        if !Arc::ptr_eq(&current, &connection) && !current.exited() {
+            return Ok(current);
+        }
+        let used = restarts.entry(server.to_owned()).or_insert(0);
+        if *used >= MAX_RESTARTS {
+            return Err(format!(
+                "MCP server `{server}` exited during the run and was started again {MAX_RESTARTS} \
+                 times already; it is not started again in this run{}",
+                stderr_note(&current)
+            ));
+        }
+        *used += 1;
+        let fresh = Arc::new(self.start(server).map_err(|why| {
+            format!("it exited during the run, and starting it again failed: {why}")
+        })?);
+        let tools = live_tools(&fresh).map_err(|e| {
+            format!(
+                "it exited during the run; started again, listing its tools failed: {}",
+                shown(&e)
+            )
+        })?;
+        {
+            let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(listing) = listed.get_mut(server) {
+                listing.changed = listing
+                    .reference
+                    .iter()
+                    .filter(|(n, t)| tools.get(*n) != Some(t))
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                listing.seen = fresh.list_changes();
+            }
+        }
+        let slot: Slot = Arc::new(OnceLock::new());
+        let _ = slot.set(Ok(Arc::clone(&fresh)));
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(server.to_owned(), slot);
+        Ok(fresh)
     }
 
     /// The connection to `server`, made now if it was not yet; the reason it cannot be.
@@ -205,6 +274,9 @@ impl Servers {
                 call.tool
             ))
         })?;
+        let connection = self
+            .alive(server, connection)
+            .map_err(|why| failed(format!("tool `{}`: {why}", call.tool)))?;
         self.unchanged(server, name, &connection)
             .map_err(|why| failed(format!("tool `{}`: {why}", call.tool)))?;
         let options = CallOptions {
@@ -245,6 +317,18 @@ fn live_tools(server: &lwir_mcp::Server) -> Result<BTreeMap<String, LiveTool>, l
             (tool.name.clone(), live)
         })
         .collect())
+}
+
+/// `; its standard error ends: …` for a server that wrote to it, redacted; else nothing.
+fn stderr_note(server: &lwir_mcp::Server) -> String {
+    let tail = server.stderr_tail();
+    match tail.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(line) => format!(
+            "; its standard error ends: {}",
+            lwir_spec::redact::redact(line)
+        ),
+        None => String::new(),
+    }
 }
 
 /// An `lwir_mcp` error as a message: it names the server and is cleaned already; redacted.

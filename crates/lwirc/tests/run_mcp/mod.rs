@@ -551,6 +551,72 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     assert_eq!(calls(&log).len(), 4, "replay calls nothing");
 }
 
+/// A stdio server that crashes mid-call fails that attempt; the step's retry finds it
+/// started again (its tools listed again: unchanged), and the step after it uses the new
+/// one. A server that crashes at every call is started again three times, then not again:
+/// the step fails saying so.
+#[test]
+fn a_server_that_crashed_is_started_again_for_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
+    let version = register(
+        dir.path(),
+        &json!({"lwir": "1", "workflow": "w",
+                "steps": [
+                    {"id": "a", "kind": "tool.call", "tool": "crash", "retry": {"max_attempts": 5}},
+                    {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
+                ],
+                "output": {"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}}),
+        &definition(&tools),
+    );
+    let once = dir.path().join("crashed").display().to_string();
+    let b = bindings(
+        dir.path(),
+        "bindings.json",
+        &counter_command(&log, 1, &["--crash-once", &once]),
+        &[("crash", "crash"), ("add", "add")],
+        json!({}),
+    );
+    let input = write_json(dir.path(), "input.json", &json!({}));
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        json!({"a": "survived", "b": 3})
+    );
+    let names: Vec<String> = calls(&log).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["crash", "crash", "add"]);
+
+    // Crashing at every call: attempts 2, 3 and 4 get a server started again, attempt 5 none.
+    std::fs::remove_file(&log).unwrap();
+    let b = bindings(
+        dir.path(),
+        "always.json",
+        &counter_command(&log, 1, &[]),
+        &[("crash", "crash"), ("add", "add")],
+        json!({}),
+    );
+    let out = lwirc(
+        dir.path(),
+        &["run", &version, "--input", &input, "--bindings", &b],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("started again 3 times already") && err.contains("crashing mid-call"),
+        "{err}"
+    );
+    assert_eq!(
+        calls(&log).len(),
+        4,
+        "the first server and three started again"
+    );
+}
+
 /// Whether a real server's variable is set: else the test is skipped, saying so, unless
 /// `LWIRC_REQUIRE_ENGINES` is set.
 fn engine(var: &str, what: &str) -> Option<String> {

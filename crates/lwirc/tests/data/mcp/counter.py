@@ -12,6 +12,8 @@ Options (argv):
   --fixed FILE      `flaky` succeeds once FILE exists
   --change-after N  at its Nth call, before answering it, `add` changes to variant 2 and
                     the server sends `notifications/tools/list_changed`
+  --crash-once FILE `crash` exits mid-call only while FILE does not exist, and makes it
+                    first (so a server started again survives it: `crash` answers `survived`)
 
 Tools:
   add {a, b}        structured {"sum": a + b}; its outputSchema uses $ref/$defs
@@ -20,7 +22,7 @@ Tools:
   huge              a 100 MB text result
   escapes           text full of terminal escape sequences
   hang              never answers (other requests are answered)
-  crash             exits with status 3 in the middle of the call
+  crash             exits with status 3 in the middle of the call (see --crash-once)
   garbage           answers with half a JSON line, then a line that is not JSON
   flaky             fails (isError) unless the file named by --fixed exists
   env               structured: the environment it runs with
@@ -83,6 +85,7 @@ def to_variant_2():
 if VARIANT >= 2:
     to_variant_2()
 CHANGE_AFTER = int(option("--change-after", "0"))
+CRASH_ONCE = option("--crash-once")
 calls_seen = 0
 
 TOOLS = [
@@ -136,7 +139,11 @@ def call(id, params):
         answer(id, text("\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \u202e evil \x9b31m"))
     elif name == "hang":
         pass
+    elif name == "crash" and CRASH_ONCE and os.path.exists(CRASH_ONCE):
+        answer(id, text("survived"))
     elif name == "crash":
+        if CRASH_ONCE:
+            open(CRASH_ONCE, "w").close()
         sys.stderr.write("counter: crashing mid-call\n")
         sys.stderr.flush()
         os._exit(3)
