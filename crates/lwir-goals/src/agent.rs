@@ -4,7 +4,7 @@
 //! timeout and an output cap.
 
 use lwir_repair::harness::FailureKind;
-use lwir_repair::process::{self, Limits, PlannerCommand};
+use lwir_repair::process::{self, Limits, PlannerCommand, Role};
 
 /// A call that gave no output to read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,12 +33,22 @@ pub trait Agent {
 pub struct ProcessAgent {
     command: PlannerCommand,
     limits: Limits,
+    role: Role,
 }
 
 impl ProcessAgent {
-    /// `command`, run under `limits`.
+    /// `command`, run under `limits`, as a planner.
     pub fn new(command: PlannerCommand, limits: Limits) -> Self {
-        Self { command, limits }
+        Self {
+            command,
+            limits,
+            role: Role::Planner,
+        }
+    }
+
+    /// The same command in `role` (a reviewer), which its failures name.
+    pub fn with_role(self, role: Role) -> Self {
+        Self { role, ..self }
     }
 }
 
@@ -61,27 +71,11 @@ impl Agent for ProcessAgent {
         env.push(("LWIRC_PLANNER_KIND", kind.to_owned()));
         match process::run(&self.command, request, &env, &self.limits) {
             Ok(output) => Ok(output.stdout),
-            Err(e) => {
-                let kind = e.kind();
-                let tail = e.stderr_tail();
-                let message = if tail.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{e}; its standard error ends: {}", last_line(tail))
-                };
-                // Recorded and shown: a planner may print a secret it inherited.
-                let message = lwir_spec::redact::redact(&message).into_owned();
-                Err(CallFailure { kind, message })
-            }
+            Err(e) => Err(CallFailure {
+                kind: e.kind(),
+                // Recorded and shown: redacted (a planner may print a secret it inherited).
+                message: e.report(self.role),
+            }),
         }
     }
-}
-
-fn last_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default();
-    line.chars().take(500).collect()
 }

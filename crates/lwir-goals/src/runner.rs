@@ -9,7 +9,7 @@
 //! fail to answer is a finding (LW1013–LW1018) recorded as the attempt's failure.
 
 use lwir_repair::harness::FailureKind;
-use lwir_repair::process::{self, Limits, PlannerCommand};
+use lwir_repair::process::{self, Limits, PlannerCommand, Role};
 use lwir_spec::document::{self, Value};
 use lwir_spec::{Code, Node};
 
@@ -76,21 +76,11 @@ impl Runner for ProcessRunner {
         env.push(("LWIRC_RUNNER_PROTOCOL", PROTOCOL.to_owned()));
         match process::run(&self.command, request, &env, &self.limits) {
             Ok(output) => Ok(output.stdout),
-            Err(e) => {
-                let kind = e.kind();
-                // The process harness words its messages for planners.
-                let mut message = e.to_string().replace("planner", "runner");
-                let tail = e.stderr_tail();
-                if let Some(line) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
-                    message.push_str("; its standard error ends: ");
-                    message.extend(line.chars().take(500));
-                }
-                Err(Failure {
-                    code: code_of(kind),
-                    // Recorded and shown: a runner may print a secret it inherited.
-                    message: lwir_spec::redact::redact(&message).into_owned(),
-                })
-            }
+            Err(e) => Err(Failure {
+                code: code_of(e.kind()),
+                // Recorded and shown: redacted (a runner may print a secret it inherited).
+                message: e.report(Role::Runner),
+            }),
         }
     }
 }

@@ -112,14 +112,15 @@ impl std::fmt::Display for PlannerCommand {
     }
 }
 
-/// A planner command line that cannot be split into a program and arguments.
+/// A command line that cannot be split into a program and arguments (callers say whose:
+/// `--runner: the command is empty`).
 #[derive(Debug, thiserror::Error)]
 pub enum CommandLineError {
     /// The line has no words at all.
-    #[error("the planner command is empty")]
+    #[error("the command is empty")]
     Empty,
     /// A quote is opened and never closed.
-    #[error("unbalanced quotes in the planner command `{line}`")]
+    #[error("unbalanced quotes in the command `{line}`")]
     UnbalancedQuotes {
         /// The line as given.
         line: String,
@@ -158,22 +159,51 @@ pub struct Output {
     pub elapsed: Duration,
 }
 
-/// Why a planner call produced no answer.
-#[derive(Debug, thiserror::Error)]
+/// Who a child process is, for what its failures say: the planner of a session or goal,
+/// a goal's reviewer, a goal's runner. The process rules are the same for each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// A planner (`--planner`).
+    #[default]
+    Planner,
+    /// A reviewer of proposals (`--reviewer`).
+    Reviewer,
+    /// A goal's runner (`--runner`).
+    Runner,
+}
+
+impl Role {
+    /// `planner`, `reviewer` or `runner`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Planner => "planner",
+            Role::Reviewer => "reviewer",
+            Role::Runner => "runner",
+        }
+    }
+
+    /// The option that names its command: `--planner`, `--reviewer`, `--runner`.
+    pub fn option(self) -> &'static str {
+        match self {
+            Role::Planner => "--planner",
+            Role::Reviewer => "--reviewer",
+            Role::Runner => "--runner",
+        }
+    }
+}
+
+/// Why a call of a child process (a planner, a reviewer, a runner) produced no answer. Its
+/// `Display` says it of a planner; [`RunFailure::message`] of any [`Role`].
+#[derive(Debug)]
 pub enum RunFailure {
     /// The program could not be started (not found, not executable, ...).
-    #[error(
-        "cannot start the planner `{command}`: {source}; check the --planner command (it is \
-         run without a shell; pass --planner-shell for pipes and variables)"
-    )]
     NotStarted {
         /// The program that could not be started.
         command: String,
         /// What the operating system said.
         source: io::Error,
     },
-    /// The planner exited with a non-zero status or was killed by a signal.
-    #[error("{}", exited_message(*code, *signal))]
+    /// It exited with a non-zero status or was killed by a signal.
     Exited {
         /// The exit status, when it exited by itself.
         code: Option<i32>,
@@ -182,33 +212,93 @@ pub enum RunFailure {
         /// The last 4 KiB of its standard error, lossily decoded and trimmed.
         stderr_tail: String,
     },
-    /// The call took longer than the timeout; the planner's process group was killed.
-    #[error("the planner did not answer within {after:?} and was stopped")]
+    /// The call took longer than the timeout; its process group was killed.
     TimedOut {
         /// The timeout that was exceeded.
         after: Duration,
         /// The last 4 KiB of its standard error, lossily decoded and trimmed.
         stderr_tail: String,
     },
-    /// The planner wrote more than the limit to standard output; its process group was
-    /// killed.
-    #[error("the planner wrote more than {limit} bytes to standard output and was stopped")]
+    /// It wrote more than the limit to standard output; its process group was killed.
     TooLarge {
         /// The limit that was exceeded, in bytes.
         limit: usize,
         /// The last 4 KiB of its standard error, lossily decoded and trimmed.
         stderr_tail: String,
     },
-    /// Talking to the planner failed for another reason (creating pipes or threads,
-    /// reading its output, waiting for it).
-    #[error("cannot talk to the planner: {source}")]
+    /// Talking to it failed for another reason (creating pipes or threads, reading its
+    /// output, waiting for it).
     Io {
         /// What the operating system said.
         source: io::Error,
     },
 }
 
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(Role::Planner))
+    }
+}
+
+impl std::error::Error for RunFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::NotStarted { source, .. } | Self::Io { source } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 impl RunFailure {
+    /// What happened, said of a `role` process: `cannot start the runner `x`: …; check
+    /// the --runner command …`, `the reviewer exited with status 3`.
+    pub fn message(&self, role: Role) -> String {
+        let who = role.name();
+        match self {
+            Self::NotStarted { command, source } => {
+                let shell = match role {
+                    Role::Planner => "; pass --planner-shell for pipes and variables",
+                    Role::Runner => "; pass --runner-shell for pipes and variables",
+                    Role::Reviewer => "; pass --planner-shell for pipes and variables",
+                };
+                format!(
+                    "cannot start the {who} `{command}`: {source}; check the {} command (it is \
+                     run without a shell{shell})",
+                    role.option()
+                )
+            }
+            Self::Exited { code, signal, .. } => match (code, signal) {
+                (Some(code), _) => format!("the {who} exited with status {code}"),
+                (None, Some(signal)) => format!("the {who} was killed by signal {signal}"),
+                (None, None) => format!("the {who} failed without an exit status"),
+            },
+            Self::TimedOut { after, .. } => {
+                format!("the {who} did not answer within {after:?} and was stopped")
+            }
+            Self::TooLarge { limit, .. } => format!(
+                "the {who} wrote more than {limit} bytes to standard output and was stopped"
+            ),
+            Self::Io { source } => format!("cannot talk to the {who}: {source}"),
+        }
+    }
+
+    /// [`RunFailure::message`], then `; its standard error ends: LINE` (its last line that
+    /// is not blank, at most 500 characters) when it wrote to standard error — redacted:
+    /// a child may print a secret it inherited. What callers record and show.
+    pub fn report(&self, role: Role) -> String {
+        let mut message = self.message(role);
+        if let Some(line) = self
+            .stderr_tail()
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+        {
+            message.push_str("; its standard error ends: ");
+            message.extend(line.chars().take(500));
+        }
+        lwir_spec::redact::redact(&message).into_owned()
+    }
+
     /// Its kind, as a planner's failure is classified (LW801–LW804).
     pub fn kind(&self) -> crate::harness::FailureKind {
         use crate::harness::FailureKind;
@@ -220,8 +310,8 @@ impl RunFailure {
         }
     }
 
-    /// The last 4 KiB of the planner's standard error, lossily decoded and trimmed; `""`
-    /// when there is none (the planner did not start, or an I/O failure).
+    /// The last 4 KiB of the child's standard error, lossily decoded and trimmed; `""`
+    /// when there is none (it did not start, or an I/O failure).
     pub fn stderr_tail(&self) -> &str {
         match self {
             Self::Exited { stderr_tail, .. }
@@ -229,14 +319,6 @@ impl RunFailure {
             | Self::TooLarge { stderr_tail, .. } => stderr_tail,
             Self::NotStarted { .. } | Self::Io { .. } => "",
         }
-    }
-}
-
-fn exited_message(code: Option<i32>, signal: Option<i32>) -> String {
-    match (code, signal) {
-        (Some(code), _) => format!("the planner exited with status {code}"),
-        (None, Some(signal)) => format!("the planner was killed by signal {signal}"),
-        (None, None) => "the planner failed without an exit status".to_owned(),
     }
 }
 
@@ -837,6 +919,57 @@ mod tests {
         }
     }
 
+    /// Every way a call can fail, said of a reviewer or a runner, names that role and its
+    /// option, never the planner; said of a planner, as it always was.
+    #[test]
+    fn failures_name_the_role_of_the_child() {
+        let limits = |ms| Limits {
+            timeout: Duration::from_millis(ms),
+            max_output: 10,
+        };
+        let not_started = run(
+            &PlannerCommand::parse("/no/such/child").unwrap(),
+            b"{}",
+            &[],
+            &limits(5_000),
+        )
+        .unwrap_err();
+        let exited = run(
+            &sh("echo 'it broke' >&2; exit 3"),
+            b"{}",
+            &[],
+            &limits(5_000),
+        )
+        .unwrap_err();
+        let timed_out = run(&sh("sleep 5"), b"{}", &[], &limits(100)).unwrap_err();
+        let too_large = run(&sh("yes"), b"{}", &[], &limits(5_000)).unwrap_err();
+        for failure in [&not_started, &exited, &timed_out, &too_large] {
+            for role in [Role::Reviewer, Role::Runner] {
+                let message = failure.report(role);
+                assert!(message.contains(role.name()), "{message}");
+                assert!(
+                    !message.contains("planner `") && !message.contains("the planner"),
+                    "{message}"
+                );
+            }
+            assert!(failure.to_string().contains("the planner"), "{failure}");
+        }
+        assert_eq!(
+            exited.report(Role::Runner),
+            "the runner exited with status 3; its standard error ends: it broke"
+        );
+        let message = not_started.report(Role::Runner);
+        assert!(
+            message.contains("check the --runner command") && message.contains("--runner-shell"),
+            "{message}"
+        );
+        assert!(
+            not_started
+                .report(Role::Reviewer)
+                .contains("check the --reviewer command")
+        );
+    }
+
     fn sh(script: &str) -> PlannerCommand {
         PlannerCommand::shell(script)
     }
@@ -1205,13 +1338,13 @@ mod tests {
         for line in ["", "   ", "\t\n"] {
             let err = PlannerCommand::parse(line).unwrap_err();
             assert!(matches!(err, CommandLineError::Empty), "{line:?}");
-            assert_eq!(err.to_string(), "the planner command is empty");
+            assert_eq!(err.to_string(), "the command is empty");
         }
         let err = PlannerCommand::parse("planner 'open").unwrap_err();
         assert!(matches!(err, CommandLineError::UnbalancedQuotes { .. }));
         assert_eq!(
             err.to_string(),
-            "unbalanced quotes in the planner command `planner 'open`"
+            "unbalanced quotes in the command `planner 'open`"
         );
         assert!(PlannerCommand::parse("planner \"open").is_err());
     }

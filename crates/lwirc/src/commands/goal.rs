@@ -13,7 +13,7 @@ use lwir_goals::store::{Directory, Store};
 use lwir_goals::templates::RegistryTemplates;
 use lwir_render::terminal::{excerpt, sanitize};
 use lwir_render::{File, Report};
-use lwir_repair::process::{self, Limits, PlannerCommand};
+use lwir_repair::process::{self, Limits, PlannerCommand, Role};
 use lwir_spec::SpannedDocument;
 
 use super::{ColorChoice, Format, TooLarge, open_registry, print, read_at_most, read_source};
@@ -307,7 +307,8 @@ impl RunnerArgs {
     fn runner(&self, registry: Option<&Path>) -> anyhow::Result<ProcessRunner> {
         let command = match (&self.runner, &self.bindings) {
             (Some(runner), _) if self.runner_shell => PlannerCommand::shell(runner),
-            (Some(runner), _) => PlannerCommand::parse(runner)?,
+            (Some(runner), _) => PlannerCommand::parse(runner)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", Role::Runner.option()))?,
             (None, Some(bindings)) => builtin_runner(bindings, self.runs.as_deref(), registry)?,
             (None, None) => anyhow::bail!("give --runner CMD or --bindings FILE"),
         };
@@ -400,11 +401,12 @@ struct AgentLimits {
 }
 
 impl AgentLimits {
-    fn agent(&self, line: &str) -> anyhow::Result<ProcessAgent> {
+    /// The `role` (planner or reviewer) command `line`, under these limits.
+    fn agent(&self, line: &str, role: Role) -> anyhow::Result<ProcessAgent> {
         let command = if self.planner_shell {
             PlannerCommand::shell(line)
         } else {
-            PlannerCommand::parse(line)?
+            PlannerCommand::parse(line).map_err(|e| anyhow::anyhow!("{}: {e}", role.option()))?
         };
         Ok(ProcessAgent::new(
             command,
@@ -412,7 +414,8 @@ impl AgentLimits {
                 timeout: Duration::from_secs_f64(self.planner_timeout),
                 max_output: self.planner_max_output,
             },
-        ))
+        )
+        .with_role(role))
     }
 }
 
@@ -796,12 +799,15 @@ fn dispatch(
             color,
         } => {
             let id = resolve(store, &goal)?;
-            let mut planner = agents.limits.agent(&agents.planner).map_err(io)?;
+            let mut planner = agents
+                .limits
+                .agent(&agents.planner, Role::Planner)
+                .map_err(io)?;
             let mut reviewer = agents
                 .limits
                 .reviewer
                 .as_deref()
-                .map(|r| agents.limits.agent(r))
+                .map(|r| agents.limits.agent(r, Role::Reviewer))
                 .transpose()
                 .map_err(io)?;
             let outcome = goals.replan(
@@ -894,13 +900,13 @@ fn dispatch(
             let runner = runner.runner(registry).map_err(io)?;
             let mut planner = planner
                 .as_deref()
-                .map(|p| limits.agent(p))
+                .map(|p| limits.agent(p, Role::Planner))
                 .transpose()
                 .map_err(io)?;
             let mut reviewer = limits
                 .reviewer
                 .as_deref()
-                .map(|r| limits.agent(r))
+                .map(|r| limits.agent(r, Role::Reviewer))
                 .transpose()
                 .map_err(io)?;
             let mut observer = Progress { quiet };
@@ -1013,14 +1019,14 @@ fn serve(
     let planner = args
         .planner
         .as_deref()
-        .map(|p| args.limits.agent(p))
+        .map(|p| args.limits.agent(p, Role::Planner))
         .transpose()
         .map_err(io)?;
     let reviewer = args
         .limits
         .reviewer
         .as_deref()
-        .map(|r| args.limits.agent(r))
+        .map(|r| args.limits.agent(r, Role::Reviewer))
         .transpose()
         .map_err(io)?;
     let make_planner =

@@ -107,7 +107,7 @@ impl PlannerArgs {
         if self.planner_shell {
             Ok(PlannerCommand::shell(line))
         } else {
-            Ok(PlannerCommand::parse(line)?)
+            PlannerCommand::parse(line).map_err(|e| anyhow::anyhow!("--planner: {e}"))
         }
     }
 
