@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod features;
+mod templates;
 pub mod text;
 pub mod wire;
 
@@ -215,6 +216,9 @@ struct Server<'c> {
     published: HashMap<PathBuf, usize>,
     shutting_down: bool,
     next_request: i32,
+    /// Goal files' templates, read once per registry and version (off this thread for a
+    /// network registry).
+    templates: templates::TemplateCache,
 }
 
 impl<'c> Server<'c> {
@@ -271,6 +275,7 @@ impl<'c> Server<'c> {
             published: HashMap::new(),
             shutting_down: false,
             next_request: 0,
+            templates: templates::TemplateCache::default(),
         }
     }
 
@@ -910,14 +915,12 @@ impl<'c> Server<'c> {
                     return Ok(Value::Null);
                 };
                 let found = if analysis.kind == Kind::Goal {
-                    // Templates are read (and verified) from the registry when asked for.
-                    match lwir_registry::open(&dir.to_string_lossy()) {
-                        Ok(registry) => {
-                            let templates = lwir_goals::templates::RegistryTemplates::new(
-                                &registry,
-                                dir.display().to_string(),
-                            );
-                            features::goal_hover(analysis, offset, &templates)
+                    // Templates are read (and verified) from the registry when first asked
+                    // for, and kept: they are content-addressed.
+                    let location = dir.to_string_lossy();
+                    match lwir_registry::AnyStorage::parse(&location) {
+                        Ok(_) => {
+                            features::goal_hover(analysis, offset, &self.templates.of(&location))
                         }
                         Err(why) => Some((
                             format!(

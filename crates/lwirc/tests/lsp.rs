@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -894,6 +895,55 @@ fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
         position_of(&missing, "\"template\": \"triage-lite\",", 14),
     );
     assert!(on_template.contains("is not registered"), "{on_template}");
+    // A template read once is kept (versions are content-addressed): with the registry
+    // gone, the same hover shows it still.
+    client.change(&u, 3, json!([{ "text": text }]));
+    client.diagnostics(&u);
+    std::fs::remove_dir_all(&registry).unwrap();
+    let again = hover(&mut client, position_of(&text, "work.triage", 6));
+    assert_eq!(again, on_ref);
+    client.finish();
+}
+
+/// A goal file whose registry is an OCI registry that accepts connections and never
+/// answers: the hover answers at once (the template is read on a thread of its own, and
+/// the hover says it is on its way), and the next hover asks the registry nothing more.
+#[test]
+fn a_hover_never_waits_for_a_silent_registry() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().map_while(Result::ok) {
+            counted.fetch_add(1, Ordering::SeqCst);
+            held.push(stream); // read nothing, answer nothing, close nothing
+        }
+    });
+    let mut client = Client::start(
+        &[],
+        json!({ "registry": format!("oci+http://127.0.0.1:{port}/lwir") }),
+        false,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let text = read(&repo().join("examples/goals/goal.json"));
+    let u = client.open(&dir.path().join("goal.json"), &text);
+    client.diagnostics(&u);
+    let at = position_of(&text, "\"template\": \"triage\"", 14);
+    for _ in 0..2 {
+        let h = client.at("textDocument/hover", &u, at.clone());
+        let shown = h["contents"]["value"].as_str().unwrap_or_default();
+        assert!(shown.contains("being read in the background"), "{shown}");
+    }
+    // Give the reader time to connect; the second hover started no second read.
+    let deadline = std::time::Instant::now() + WAIT;
+    while connections.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
     client.finish();
 }
 
