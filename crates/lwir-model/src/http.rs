@@ -86,7 +86,13 @@ impl Client {
     /// 5xx is tried again after a pause (the server's `Retry-After` when it gives one)
     /// while `deadline` allows.
     pub fn post(&self, body: &[u8], deadline: Instant) -> Result<Answered, Unanswered> {
-        let mut pause = Duration::from_millis(250);
+        let mut backoff = lwir_spec::retry::Backoff::new(
+            Duration::from_millis(250),
+            Duration::from_secs(8),
+            // The call's deadline bounds it: a pause past it is not taken.
+            Duration::MAX,
+            RETRIES,
+        );
         let mut tries = 0;
         loop {
             tries += 1;
@@ -113,8 +119,7 @@ impl Client {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+                .map(str::to_owned);
             let location = response
                 .headers()
                 .get("location")
@@ -136,13 +141,13 @@ impl Client {
                 }
                 Err(e) => return Err(self.transport(e)),
             };
-            if (status == 429 || status >= 500) && tries <= RETRIES {
-                let wait = retry_after.unwrap_or(pause);
-                if Instant::now() + wait < deadline {
-                    std::thread::sleep(wait);
-                    pause = (pause * 2).min(Duration::from_secs(8));
-                    continue;
-                }
+            if let Some(wait) = backoff.next(status, retry_after.as_deref())
+                && Instant::now()
+                    .checked_add(wait)
+                    .is_some_and(|t| t < deadline)
+            {
+                std::thread::sleep(wait);
+                continue;
             }
             return Ok(Answered {
                 status,

@@ -57,6 +57,9 @@ const MAX_OTHER: u64 = 16 * 1024 * 1024;
 const MAX_TAGS: usize = 1_000_000;
 /// How many times a request the registry could not serve (429, 5xx) is sent again.
 const RETRIES: u32 = 5;
+
+/// The longest a registry's `Retry-After` makes the client wait before one try.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// How long the registry may stay silent — connecting, before it starts to answer, between
 /// two reads of an answer — unless `LWIR_REGISTRY_TIMEOUT` says otherwise.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
@@ -238,6 +241,8 @@ impl Credentials {
 /// A response: status, the headers the client uses, the body.
 struct Answer {
     status: u16,
+    /// `Retry-After`.
+    retry_after: Option<String>,
     location: Option<String>,
     link: Option<String>,
     /// `WWW-Authenticate`.
@@ -382,10 +387,13 @@ impl Oci {
         what: &str,
     ) -> Result<Answer, StorageError> {
         let mut authenticated = false;
-        let mut pause = Duration::from_millis(50);
-        let mut tries = 0;
+        let mut backoff = lwir_spec::retry::Backoff::new(
+            Duration::from_millis(50),
+            Duration::from_secs(2),
+            MAX_RETRY_AFTER,
+            RETRIES,
+        );
         loop {
-            tries += 1;
             // Credentials go to the registry itself only: an upload location or a next page
             // on another host (which a hostile registry could name) gets none.
             let auth = if self.same_host(url) {
@@ -402,10 +410,10 @@ impl Oci {
             }
             // A registry under load, or one whose storage is mid-write for another client
             // (Distribution answers 500 while a concurrent upload of the same blob links
-            // it), is asked again, a few times, with growing pauses.
-            if matches!(answer.status, 429 | 500 | 502 | 503 | 504) && tries <= RETRIES {
+            // it), is asked again, a few times, after the pause it asks for (`Retry-After`,
+            // capped) or growing pauses.
+            if let Some(pause) = backoff.next(answer.status, answer.retry_after.as_deref()) {
                 std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_secs(2));
                 continue;
             }
             return Ok(answer);
@@ -463,6 +471,7 @@ impl Oci {
                 .map(str::to_owned)
         };
         let location = header("location");
+        let retry_after = header("retry-after");
         let link = header("link");
         let content_length = header("content-length").and_then(|v| v.trim().parse().ok());
         let www = header("www-authenticate");
@@ -490,6 +499,7 @@ impl Oci {
             }
         };
         Ok(Answer {
+            retry_after,
             status,
             location,
             link,

@@ -17,6 +17,7 @@ pub mod ir;
 pub mod kind;
 pub mod pointer;
 pub mod redact;
+pub mod retry;
 pub mod schemas;
 pub mod span;
 pub mod suggest;
