@@ -24,8 +24,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --locked -q --bin lwirc --example generate
-lwirc=target/release/lwirc
-generate=target/release/examples/generate
+target=${CARGO_TARGET_DIR:-target}
+lwirc=$target/release/lwirc
+generate=$target/release/examples/generate
 
 ajv=""
 if command -v npm > /dev/null; then
