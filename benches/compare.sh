@@ -6,19 +6,27 @@
 # the ratios and the peak memory (`/usr/bin/time -v`, when present): of `validate`, also above
 # the fixed cost of a run (the peak of validating a one-step draft), and of `hash`.
 #
-#   benches/compare.sh            # 3 runs each
-#   RUNS=5 STEPS="1000 10000" benches/compare.sh
+# Two shapes of draft, one table each: `plain` (the benchmarks' drafts, whose interpolations
+# are mostly plain paths such as `${ input.repo }`) and `real` (expressions like the ones
+# planners write: `map`/`filter`/`exists` macros with lambdas, `size()`, ternaries,
+# arithmetic, string methods, `has()`, several interpolations per template, a `map` and
+# `reduce` every few steps), each validated against its own definition with 0 findings.
+#
+#   benches/compare.sh            # 3 runs each, both shapes
+#   RUNS=5 STEPS="1000 10000" SHAPES=real benches/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${RUNS:-3}
 steps_list=${STEPS:-"1000 10000 100000"}
+shapes=${SHAPES:-"plain real"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --locked -q --bin lwirc --example generate
-lwirc=target/release/lwirc
-generate=target/release/examples/generate
+target=${CARGO_TARGET_DIR:-target}
+lwirc=$target/release/lwirc
+generate=$target/release/examples/generate
 
 ajv=""
 if command -v npm > /dev/null; then
@@ -51,49 +59,59 @@ peak() {
 
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio | `lwirc hash` | ratio |'
-[ -n "$ajv" ] && printf ' `ajv validate` (meta-schema only) | lwirc ÷ ajv |'
-printf ' validate peak | ÷ size | above a 1-step run ÷ size | hash peak ÷ size |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|'
-[ -n "$ajv" ] && printf -- '---:|---:|'
-printf -- '---:|---:|---:|---:|\n'
-# The fixed cost of a run: the binary, the compiled meta-schema, the threads.
-"$generate" draft 1 > "$work/draft-1.json"
-"$generate" definition 1 > "$work/workflow-1.json"
-base=$(peak "$lwirc" validate "$work/draft-1.json" -d "$work/workflow-1.json" --format json)
-for steps in $steps_list; do
-    draft="$work/draft-$steps.json"
-    definition="$work/workflow-$steps.json"
-    "$generate" draft "$steps" > "$draft"
-    "$generate" definition "$steps" > "$definition"
-    size=$(stat -c %s "$draft")
-    : > "$work/serde" ; : > "$work/lwirc" ; : > "$work/hash" ; : > "$work/ajv"
-    for _ in $(seq "$runs"); do
-        seconds "$generate" parse "$draft" >> "$work/serde"
-        seconds "$lwirc" validate "$draft" -d "$definition" --format json >> "$work/lwirc"
-        seconds "$lwirc" hash "$draft" >> "$work/hash"
+for shape in $shapes; do
+    case $shape in
+        plain) prefix="" ;;
+        real) prefix="real-" ;;
+        *) echo "unknown shape $shape (plain or real)" >&2; exit 2 ;;
+    esac
+    echo
+    echo "Drafts of shape \`$shape\`:"
+    echo
+    printf '| steps | size | serde_json parse | `lwirc validate -d` | ratio | `lwirc hash` | ratio |'
+    [ -n "$ajv" ] && printf ' `ajv validate` (meta-schema only) | lwirc ÷ ajv |'
+    printf ' validate peak | ÷ size | above a 1-step run ÷ size | hash peak ÷ size |\n'
+    printf '|---:|---:|---:|---:|---:|---:|---:|'
+    [ -n "$ajv" ] && printf -- '---:|---:|'
+    printf -- '---:|---:|---:|---:|\n'
+    # The fixed cost of a run: the binary, the compiled meta-schema, the threads.
+    "$generate" "${prefix}draft" 1 > "$work/draft-1.json"
+    "$generate" "${prefix}definition" 1 > "$work/workflow-1.json"
+    base=$(peak "$lwirc" validate "$work/draft-1.json" -d "$work/workflow-1.json" --format json)
+    for steps in $steps_list; do
+        draft="$work/draft-$shape-$steps.json"
+        definition="$work/workflow-$shape-$steps.json"
+        "$generate" "${prefix}draft" "$steps" > "$draft"
+        "$generate" "${prefix}definition" "$steps" > "$definition"
+        size=$(stat -c %s "$draft")
+        : > "$work/serde" ; : > "$work/lwirc" ; : > "$work/hash" ; : > "$work/ajv"
+        for _ in $(seq "$runs"); do
+            seconds "$generate" parse "$draft" >> "$work/serde"
+            seconds "$lwirc" validate "$draft" -d "$definition" --format json >> "$work/lwirc"
+            seconds "$lwirc" hash "$draft" >> "$work/hash"
+            if [ -n "$ajv" ]; then
+                seconds "$ajv" validate --spec=draft2020 -c ajv-formats --strict=false \
+                    -s crates/lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
+            fi
+        done
+        s=$(median < "$work/serde")
+        l=$(median < "$work/lwirc")
+        h=$(median < "$work/hash")
+        mib=$(echo "$size / 1048576" | bc -l)
+        p=$(peak "$lwirc" validate "$draft" -d "$definition" --format json)
+        hp=$(peak "$lwirc" hash "$draft")
+        printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× | %.3f s | %.2f× |' "$steps" "$mib" "$s" "$l" \
+            "$(echo "$l / $s" | bc -l)" "$h" "$(echo "$h / $s" | bc -l)"
         if [ -n "$ajv" ]; then
-            seconds "$ajv" validate --spec=draft2020 -c ajv-formats --strict=false \
-                -s crates/lwir-spec/schema/lwir-1.schema.json -d "$draft" >> "$work/ajv"
+            a=$(median < "$work/ajv")
+            printf ' %.3f s | %.2f |' "$a" "$(echo "$l / $a" | bc -l)"
+        fi
+        if [ "$p" = "-" ]; then
+            printf ' - | - | - | - |\n'
+        else
+            printf ' %s MiB | %.1f× | %.1f× | %.1f× |\n' "$p" "$(echo "$p / $mib" | bc -l)" \
+                "$(echo "($p - $base) / $mib" | bc -l)" "$(echo "$hp / $mib" | bc -l)"
         fi
     done
-    s=$(median < "$work/serde")
-    l=$(median < "$work/lwirc")
-    h=$(median < "$work/hash")
-    mib=$(echo "$size / 1048576" | bc -l)
-    p=$(peak "$lwirc" validate "$draft" -d "$definition" --format json)
-    hp=$(peak "$lwirc" hash "$draft")
-    printf '| %s | %.1f MiB | %.3f s | %.3f s | %.1f× | %.3f s | %.2f× |' "$steps" "$mib" "$s" "$l" \
-        "$(echo "$l / $s" | bc -l)" "$h" "$(echo "$h / $s" | bc -l)"
-    if [ -n "$ajv" ]; then
-        a=$(median < "$work/ajv")
-        printf ' %.3f s | %.2f |' "$a" "$(echo "$l / $a" | bc -l)"
-    fi
-    if [ "$p" = "-" ]; then
-        printf ' - | - | - | - |\n'
-    else
-        printf ' %s MiB | %.1f× | %.1f× | %.1f× |\n' "$p" "$(echo "$p / $mib" | bc -l)" \
-            "$(echo "($p - $base) / $mib" | bc -l)" "$(echo "$hp / $mib" | bc -l)"
-    fi
+    if [ "$base" != "-" ]; then echo "(a one-step draft: validate peak $base MiB)"; fi
 done
-if [ "$base" != "-" ]; then echo "(a one-step draft: validate peak $base MiB)"; fi

@@ -3,11 +3,16 @@
 //! ```text
 //! cargo run --release --example generate -- draft STEPS > draft.json
 //! cargo run --release --example generate -- definition STEPS > workflow.json
+//! cargo run --release --example generate -- real-draft STEPS > draft.json
+//! cargo run --release --example generate -- real-definition STEPS > workflow.json
 //! cargo run --release --example generate -- parse FILE      # serde_json::from_slice, for timing
 //! ```
 //!
 //! The drafts are the benchmarks' (`benches/generated`): clean, every kind of step, each
-//! after the one before.
+//! after the one before. `draft` is the plain-path shape (interpolations such as
+//! `${ input.repo }`); `real-draft` has expressions like the ones planners write (macros with
+//! lambdas, `size()`, ternaries, arithmetic, several interpolations per template), checked
+//! against `real-definition`.
 
 use std::io::Write;
 
@@ -17,7 +22,9 @@ mod generated;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || -> ! {
-        eprintln!("usage: generate draft|definition STEPS  |  generate parse FILE");
+        eprintln!(
+            "usage: generate draft|definition|real-draft|real-definition STEPS  |  generate parse FILE"
+        );
         std::process::exit(2)
     };
     let (Some(what), Some(arg)) = (args.first(), args.get(1)) else {
@@ -26,6 +33,8 @@ fn main() {
     let bytes = match what.as_str() {
         "draft" => generated::draft(arg.parse().unwrap_or_else(|_| usage())),
         "definition" => generated::definition(arg.parse().unwrap_or_else(|_| usage())),
+        "real-draft" => generated::real_draft(arg.parse().unwrap_or_else(|_| usage())),
+        "real-definition" => generated::real_definition(arg.parse().unwrap_or_else(|_| usage())),
         "parse" => {
             let bytes = std::fs::read(arg).unwrap_or_else(|e| {
                 eprintln!("generate: cannot read {arg}: {e}");

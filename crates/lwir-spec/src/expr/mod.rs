@@ -14,5 +14,5 @@ pub mod parse;
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 pub use parse::{
     MAX_DEPTH, MAX_NESTING, Part, StringValue, SyntaxError, SyntaxErrorKind, parse_expression,
-    parse_string_value,
+    parse_expression_reference, parse_string_value, parse_string_value_reference,
 };

@@ -16,6 +16,8 @@ mod grammar {
 }
 use grammar::{Grammar, Rule};
 
+mod fast;
+
 /// How deeply brackets, braces, parentheses and `?:` may nest in one expression. Parsing
 /// is recursive; the limit keeps it safe on any input.
 pub const MAX_NESTING: usize = 32;
@@ -72,6 +74,21 @@ pub enum Part {
 /// Parses a whole expression (no `${ }` around it).
 pub fn parse_expression(text: &str) -> Result<Expr, SyntaxError> {
     check_nesting(text, 0, false)?;
+    if let Some(expr) = fast::expression(text) {
+        return Ok(expr);
+    }
+    parse_expression_pest(text)
+}
+
+/// The grammar's reading of an expression, without the hand-written reader in front of it:
+/// what [`parse_expression`] must agree with (the differential tests and fuzz target).
+#[doc(hidden)]
+pub fn parse_expression_reference(text: &str) -> Result<Expr, SyntaxError> {
+    check_nesting(text, 0, false)?;
+    parse_expression_pest(text)
+}
+
+fn parse_expression_pest(text: &str) -> Result<Expr, SyntaxError> {
     let mut pairs =
         Grammar::parse(Rule::expression, text).map_err(|e| syntax_error(e, text, 0, false))?;
     let expression = pairs.next().and_then(|p| p.into_inner().next());
@@ -81,6 +98,17 @@ pub fn parse_expression(text: &str) -> Result<Expr, SyntaxError> {
 /// Reads a JSON string value: a literal, an expression (`${ expr }`) or a template.
 /// Stops at the first syntax error.
 pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
+    string_value(text, true)
+}
+
+/// [`parse_string_value`] with every interpolation read by the grammar alone: what it must
+/// agree with (the differential tests and fuzz target).
+#[doc(hidden)]
+pub fn parse_string_value_reference(text: &str) -> Result<StringValue, SyntaxError> {
+    string_value(text, false)
+}
+
+fn string_value(text: &str, fast: bool) -> Result<StringValue, SyntaxError> {
     let bytes = text.as_bytes();
     let mut parts = Vec::new();
     let mut literal = String::new();
@@ -101,7 +129,11 @@ pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
             if !literal.is_empty() {
                 parts.push(Part::Text(std::mem::take(&mut literal)));
             }
-            let (expr, end) = parse_interpolation(text, i)?;
+            let (expr, end) = if fast {
+                parse_interpolation(text, i)?
+            } else {
+                parse_interpolation_pest(text, i)?
+            };
             parts.push(Part::Expr(expr));
             i = end;
             run = i;
@@ -126,8 +158,14 @@ pub fn parse_string_value(text: &str) -> Result<StringValue, SyntaxError> {
 }
 
 /// Parses the interpolation whose `${` is at `at`; returns it and the offset after its `}`.
+/// A plain path is read by [`simple_path`], any other expression that parses by the
+/// hand-written reader ([`fast`]); an error, or anything that reader leaves, by the grammar.
 fn parse_interpolation(text: &str, at: usize) -> Result<(Expr, usize), SyntaxError> {
-    match simple_path(text, at + 2) {
+    if let Some(parsed) = simple_path(text, at + 2) {
+        return Ok(parsed);
+    }
+    check_nesting(&text[at + 2..], at + 2, true)?;
+    match fast::interpolation(text, at + 2) {
         Some(parsed) => Ok(parsed),
         None => parse_interpolation_pest(text, at),
     }
@@ -225,6 +263,11 @@ fn parse_interpolation_pest(text: &str, at: usize) -> Result<(Expr, usize), Synt
 fn check_nesting(text: &str, base: usize, interpolation: bool) -> Result<(), SyntaxError> {
     // The open brackets and `?`s, innermost last; a `:` closes a `?` but not a map's `{`.
     let mut open: Vec<u8> = Vec::new();
+    // The `else` branches of `?:` open at each level of `open` (one more entry than `open`):
+    // `a ? b : c ? d : e` nests the second conditional in the first without a bracket, and
+    // the grammar recurses once for each. A `,`, a map's `:` or the closing bracket ends them.
+    let mut tails: Vec<usize> = vec![0];
+    let mut chained = 0usize;
     let mut quote: Option<u8> = None;
     let mut escaped = false;
     for (i, &b) in text.as_bytes().iter().enumerate() {
@@ -241,6 +284,7 @@ fn check_nesting(text: &str, base: usize, interpolation: bool) -> Result<(), Syn
             b'\'' | b'"' => quote = Some(b),
             b'(' | b'[' | b'{' | b'?' => {
                 open.push(b);
+                tails.push(0);
                 if open.len() > MAX_NESTING {
                     return Err(SyntaxError {
                         span: Span::new(base + i, base + i + 1),
@@ -250,15 +294,40 @@ fn check_nesting(text: &str, base: usize, interpolation: bool) -> Result<(), Syn
                     });
                 }
             }
-            b':' if open.last() == Some(&b'?') => {
-                open.pop();
+            b':' | b',' => {
+                // What was open since the `?`, the `{` or the `,` ends here.
+                if let Some(inner) = tails.last_mut() {
+                    chained -= std::mem::take(inner);
+                }
+                if b == b':' && open.last() == Some(&b'?') {
+                    open.pop();
+                    tails.pop();
+                    if let Some(level) = tails.last_mut() {
+                        *level += 1;
+                    }
+                    chained += 1;
+                    if chained > MAX_CHAINED_CONDITIONALS {
+                        return Err(SyntaxError {
+                            span: Span::new(base + i, base + i + 1),
+                            message: format!(
+                                "expression is more than {MAX_DEPTH} levels deep (each `?:` of \
+                                 a chain is one level)"
+                            ),
+                            help: Some("split it into steps".to_owned()),
+                            kind: SyntaxErrorKind::TooComplex,
+                        });
+                    }
+                }
             }
             b')' | b']' | b'}' => {
                 // A `?` left open inside the bracket is the parser's to report.
                 while open.last() == Some(&b'?') {
                     open.pop();
+                    chained -= tails.pop().unwrap_or(0);
                 }
-                if open.pop().is_none() && b == b'}' && interpolation {
+                if open.pop().is_some() {
+                    chained -= tails.pop().unwrap_or(0);
+                } else if b == b'}' && interpolation {
                     break;
                 }
             }
@@ -267,6 +336,11 @@ fn check_nesting(text: &str, base: usize, interpolation: bool) -> Result<(), Syn
     }
     Ok(())
 }
+
+/// How many `?:` may be chained (`a ? b : c ? d : …`, each nested in the one before) before
+/// the grammar sees the text: twice [`MAX_DEPTH`], so no tree within the depth limit is
+/// refused here, and the grammar's recursion stays bounded.
+const MAX_CHAINED_CONDITIONALS: usize = 2 * MAX_DEPTH;
 
 fn syntax_error(
     error: pest::error::Error<Rule>,
@@ -1094,6 +1168,29 @@ mod tests {
             "{:?}",
             e.span
         );
+    }
+
+    /// A chain of `?:` nests each conditional in the one before, without a bracket: a long
+    /// one is too complex, not a stack overflow (5 000 of them used to overflow it).
+    #[test]
+    fn long_conditional_chains_are_too_complex_not_a_crash() {
+        for chain in [
+            "a ? b : ".repeat(5000) + "c",
+            "a ? b ? c : ".repeat(5000) + "d" + &" : e".repeat(5000),
+        ] {
+            assert_eq!(error(&chain).kind, SyntaxErrorKind::TooComplex);
+            let text = format!("${{ {chain} }}");
+            assert_eq!(
+                parse_string_value(&text).unwrap_err().kind,
+                SyntaxErrorKind::TooComplex
+            );
+        }
+        // Within the depth limit a chain parses, and so do many conditionals side by side.
+        assert!(parse_expression(&("a ? b : ".repeat(MAX_DEPTH - 1) + "c")).is_ok());
+        let wide = format!("[{}]", vec!["a ? b : c"; 1000].join(", "));
+        assert!(parse_expression(&wide).is_ok());
+        let map = format!("{{{}}}", vec!["'k': a ? b : c"; 1000].join(", "));
+        assert!(parse_expression(&map).is_ok());
     }
 
     /// A map entry's `:` does not close its `{` (it used to count as closing a `?`, so maps

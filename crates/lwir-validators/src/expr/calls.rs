@@ -215,9 +215,11 @@ impl Typer<'_, '_, '_, '_, '_> {
             );
         }
         let element = lt.element().unwrap_or(Ty::Any);
-        self.locals.push((var_name.clone(), element.clone()));
-        self.types
-            .insert((var.span.start(), var.span.end()), element.display());
+        if self.checker.want_plan {
+            self.types
+                .insert((var.span.start(), var.span.end()), element.display());
+        }
+        self.locals.push((var_name.clone(), element));
         let (bt, bc) = self.expr(body);
         self.locals.pop();
         let bound = list_bound(&lt);

@@ -389,45 +389,39 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         field_span: Span,
     ) -> (Ty, u64) {
         // `steps.<id>.output`
-        if let ExprKind::Member {
-            target: root,
-            field: id,
-            field_span: id_span,
-        } = &target.kind
-            && matches!(&root.kind, ExprKind::Ident { name } if name == "steps" && !self.is_bound("steps"))
+        if let Some((id, id_span)) = self.step_path(target) {
+            let output = self.step_output(expr, target, id, id_span, field, field_span);
+            return (output.cloned().unwrap_or(Ty::Any), 1);
+        }
+        // `steps.<id>.output.<field>` and `<variable>.<field>`, without a plan: the property
+        // read from the type where it is kept, not from a copy of the whole of it (what
+        // `self.expr(target)` gives; the same findings, the same result).
+        if !self.checker.want_plan
+            && let ExprKind::Member {
+                target: inner,
+                field: inner_field,
+                field_span: inner_span,
+            } = &target.kind
+            && let Some((id, id_span)) = self.step_path(inner)
         {
-            self.types.insert(
-                (target.span.start(), target.span.end()),
-                format!("step {id}"),
-            );
-            let Some(info) = self.step_ref(id, *id_span) else {
-                return (Ty::Any, 1);
-            };
-            if field != "output" {
-                self.report(
-                    Code::UnknownProperty,
-                    field_span,
-                    format!("steps have no `{field}`; read `steps.{id}.output`"),
-                );
-                return (Ty::Any, 1);
+            let output = self.step_output(target, inner, id, id_span, inner_field, *inner_span);
+            let ty = self.property(output.unwrap_or(&Ty::Any), field, field_span, expr);
+            return (ty, 2);
+        }
+        if !self.checker.want_plan
+            && let ExprKind::Ident { name } = &target.kind
+        {
+            if let Some(i) = self.locals.iter().rposition(|(n, _)| n == name) {
+                // `property` reads neither the locals nor the scope's variables.
+                let locals = std::mem::take(&mut self.locals);
+                let ty = self.property(&locals[i].1, field, field_span, expr);
+                self.locals = locals;
+                return (ty, 2);
             }
-            let Some(output) = info.output else {
-                self.report(
-                    Code::TypeMismatch,
-                    expr.span,
-                    format!("step `{id}` produces no output (`branch` and `loop` steps have none)"),
-                );
-                return (Ty::Any, 1);
-            };
-            if info.maybe_absent && !self.is_guarded(expr) {
-                self.report(
-                    Code::MaybeAbsentRead,
-                    expr.span,
-                    format!("step `{id}` may be skipped, so its output may be absent"),
-                )
-                .help = Some(format!("guard the read: `has(steps.{id}.output) ? … : …`"));
+            let scope = self.scope;
+            if let Some((_, var)) = scope.vars.iter().rev().find(|(n, _)| n == name) {
+                return (self.property(var, field, field_span, expr), 2);
             }
-            return (output, 1);
         }
         if let ExprKind::Ident { name } = &target.kind
             && name == "steps"
@@ -572,9 +566,72 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             .any(|g| *g == path || path.starts_with(&format!("{g}.")))
     }
 
+    /// `steps.<id>` (with `steps` not a bound variable): the id and its span.
+    pub(super) fn step_path<'e>(&self, expr: &'e Expr) -> Option<(&'e str, Span)> {
+        let ExprKind::Member {
+            target: root,
+            field: id,
+            field_span: id_span,
+        } = &expr.kind
+        else {
+            return None;
+        };
+        let ExprKind::Ident { name } = &root.kind else {
+            return None;
+        };
+        (name == "steps" && !self.is_bound("steps")).then_some((id.as_str(), *id_span))
+    }
+
+    /// `expr` is `target.<field>` with `target` `steps.<id>`: the output of step `id`, read
+    /// where the scope keeps it, after reporting what is wrong with the read; `None` when
+    /// there is nothing to read (reported).
+    pub(super) fn step_output(
+        &mut self,
+        expr: &Expr,
+        target: &Expr,
+        id: &str,
+        id_span: Span,
+        field: &str,
+        field_span: Span,
+    ) -> Option<&'s Ty> {
+        if self.checker.want_plan {
+            self.types.insert(
+                (target.span.start(), target.span.end()),
+                format!("step {id}"),
+            );
+        }
+        let info = self.step_ref(id, id_span)?;
+        if field != "output" {
+            self.report(
+                Code::UnknownProperty,
+                field_span,
+                format!("steps have no `{field}`; read `steps.{id}.output`"),
+            );
+            return None;
+        }
+        let Some(output) = &info.output else {
+            self.report(
+                Code::TypeMismatch,
+                expr.span,
+                format!("step `{id}` produces no output (`branch` and `loop` steps have none)"),
+            );
+            return None;
+        };
+        if info.maybe_absent && !self.is_guarded(expr) {
+            self.report(
+                Code::MaybeAbsentRead,
+                expr.span,
+                format!("step `{id}` may be skipped, so its output may be absent"),
+            )
+            .help = Some(format!("guard the read: `has(steps.{id}.output) ? … : …`"));
+        }
+        Some(output)
+    }
+
     /// Resolves `steps.<id>`, reporting unknown and invisible steps; records the edge.
-    pub(super) fn step_ref(&mut self, id: &str, span: Span) -> Option<StepInfo<'d>> {
-        let found = self.scope.step(id).cloned();
+    pub(super) fn step_ref(&mut self, id: &str, span: Span) -> Option<&'s StepInfo<'d>> {
+        let scope = self.scope;
+        let found = scope.step(id);
         let source_span = self.span(span);
         match &found {
             Some(_) => self.checker.analysis.references.push(Reference {
