@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from . import _lwirc
 
@@ -29,7 +29,9 @@ __all__ = [
     "Related",
     "Report",
     "Span",
+    "Compiled",
     "canonicalize",
+    "compile",
     "explain",
     "fix",
     "validate",
@@ -255,5 +257,112 @@ def explain(code: Optional[str] = None) -> str:
         raise _error(e) from None
 
 
-def _json_any(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+@dataclass(frozen=True)
+class Compiled:
+    """How a compile session ended."""
+
+    end: str
+    """``registered``, ``not_converged`` (the bounds were spent or the planner gave up) or
+    ``refused`` (the registry refused the converged draft: ``why``)."""
+    version: Optional[str]
+    """The registered WorkflowVersion (``end == "registered"``)."""
+    session: str
+    """The session directory: its event log, ``draft.json`` or ``last-draft.json``."""
+    report: dict
+    """The attribution report, as ``lwirc compile --format json`` gives it."""
+    reason: str
+    findings: List[Finding]
+    """The last draft's findings."""
+    draft: Optional[str]
+    """The last draft's text (``None`` when the planner never gave one)."""
+    why: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.end == "registered"
+
+
+def _planner_call(planner: Callable[[dict], Any]) -> Callable[[str], str]:
+    """The user's planner (request ``dict`` in, answer ``dict`` out) as the extension calls
+    it: JSON text in, JSON text out. An answer given as ``str`` or ``bytes`` is passed on
+    as the planner's output unchanged; anything else goes through ``json.dumps`` (what it
+    cannot serialise is a failed call)."""
+
+    def call(request: str) -> str:
+        answer = planner(json.loads(request))
+        if isinstance(answer, str):
+            return answer
+        if isinstance(answer, (bytes, bytearray)):
+            return bytes(answer).decode("utf-8", errors="replace")
+        return json.dumps(answer, ensure_ascii=False, allow_nan=False)
+
+    return call
+
+
+def compile(
+    definition: Document,
+    input: Optional[Document],
+    planner: Callable[[dict], Any],
+    *,
+    registry: Union[str, "os.PathLike[str]", None] = None,
+    session_dir: Union[str, "os.PathLike[str]", None] = None,
+    resume: bool = False,
+    max_repair_attempts: Optional[int] = None,
+    max_planner_calls: Optional[int] = None,
+    timeout: float = 120.0,
+    max_output: int = 1 << 20,
+) -> Compiled:
+    """Runs a compile session, as ``lwirc compile`` does, with a Python function as the
+    planner: the definition → the planner's draft → validate → safe fixes and repair →
+    register, every step recorded in the session's event log.
+
+    ``planner`` is called with each ``lwir-planner/1`` request (a ``dict``) and returns the
+    answer (a ``dict``: ``{"kind": "draft", "draft": {...}}`` or ``{"kind": "attention",
+    ...}``). Whatever it raises, or an answer that is not an answer, is a failed planner call
+    (LW802, LW805, LW806), recorded and counted against the bounds, never an exception here.
+    A Python function cannot be interrupted: an answer that comes after ``timeout`` seconds
+    is refused (LW803), one larger than ``max_output`` bytes too (LW804).
+
+    ``registry`` is a directory or ``oci://HOST[:PORT]/REPOSITORY`` (default: the
+    ``LWIR_REGISTRY`` environment variable, else ``.lwir/registry``); ``session_dir`` the
+    session's directory (default: a new one under ``.lwir/sessions``); with ``resume`` the
+    session there goes on (failing with :class:`LwircError` when the definition's
+    PlannerManifest changed since it started). ``max_repair_attempts`` and
+    ``max_planner_calls`` override the definition's bounds.
+
+    The GIL is released while the session works and taken again for each planner call.
+    """
+    d, _ = _named(definition, "definition")
+    i = _named(input, "input")[0] if input is not None else None
+    if registry is None:
+        registry = os.environ.get("LWIR_REGISTRY") or ".lwir/registry"
+    name = getattr(planner, "__qualname__", None) or type(planner).__name__
+    module = getattr(planner, "__module__", None)
+    planner_name = f"python:{module}.{name}" if module else f"python:{name}"
+    try:
+        out = _lwirc.compile(
+            d,
+            i,
+            _planner_call(planner),
+            planner_name,
+            os.fspath(registry),
+            os.fspath(session_dir) if session_dir is not None else None,
+            resume,
+            max_repair_attempts,
+            max_planner_calls,
+            float(timeout),
+            int(max_output),
+        )
+    except _lwirc.Error as e:
+        raise _error(e) from None
+    value = json.loads(out)
+    return Compiled(
+        end=value["end"],
+        version=value.get("version"),
+        session=value["session"],
+        report=value["report"],
+        reason=value["reason"],
+        findings=[_finding(f, True) for f in value.get("findings") or []],
+        draft=value.get("draft"),
+        why=value.get("why"),
+    )

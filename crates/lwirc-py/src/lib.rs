@@ -7,9 +7,16 @@
 //! again only to call back into Python (a compile's planner).
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use lwir_registry::{AnyStorage, Registry};
 use lwir_render::{File, Report};
+use lwir_repair::harness::{FailureKind, Planner, PlannerFailure, Printed, Response};
+use lwir_repair::process::Limits;
+use lwir_repair::protocol::Request;
+use lwir_session::{Compiled, End, SessionError, Settings};
 use lwir_spec::Code;
 use lwir_spec::codes::Status;
 use lwir_validators::pipeline::{self, Definition, Source};
@@ -17,6 +24,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use serde_json::json;
 
 create_exception!(
     _lwirc,
@@ -156,6 +164,204 @@ fn fix(
     })
 }
 
+/// A Python callable as the session's planner: called (with the GIL taken again) with the
+/// request's JSON text, it returns the answer's JSON text (`python/lwirc/__init__.py` wraps
+/// the user's function, which takes and returns a `dict`). Whatever it raises is a failed
+/// call (LW802), recorded like a planner process that exits non-zero; an answer given after
+/// the timeout is refused (LW803: a Python function cannot be interrupted), one larger than
+/// the output limit too (LW804); then it is read as a process's standard output is.
+struct PyPlanner {
+    callable: Py<PyAny>,
+    limits: Limits,
+}
+
+impl Planner for PyPlanner {
+    fn call(&mut self, _request: &Request, bytes: &[u8]) -> Result<Response, PlannerFailure> {
+        let started = Instant::now();
+        let request = String::from_utf8_lossy(bytes);
+        let answer = Python::attach(|py| {
+            self.callable
+                .call1(py, (request.as_ref(),))
+                .and_then(|answer| answer.extract::<String>(py))
+                .map_err(|e| {
+                    let traceback = e
+                        .traceback(py)
+                        .and_then(|t| t.format().ok())
+                        .unwrap_or_default();
+                    (e.to_string(), traceback)
+                })
+        });
+        let elapsed = started.elapsed();
+        let failure = |kind, message: String, stderr_tail: String| PlannerFailure {
+            kind,
+            message,
+            stderr_tail,
+            elapsed,
+        };
+        let stdout = match answer {
+            Ok(stdout) => stdout,
+            Err((message, traceback)) => {
+                let tail = tail(&format!("{traceback}{message}"), 4096);
+                return Err(failure(
+                    FailureKind::Failed,
+                    format!("the planner raised {message}"),
+                    tail,
+                )
+                .redacted());
+            }
+        };
+        if elapsed > self.limits.timeout {
+            return Err(failure(
+                FailureKind::TimedOut,
+                format!(
+                    "the planner answered after {:.1} s; the limit is {:.1} s",
+                    elapsed.as_secs_f64(),
+                    self.limits.timeout.as_secs_f64()
+                ),
+                String::new(),
+            ));
+        }
+        if stdout.len() > self.limits.max_output {
+            return Err(failure(
+                FailureKind::TooLarge,
+                format!(
+                    "the planner's answer is {} bytes; the limit is {}",
+                    stdout.len(),
+                    self.limits.max_output
+                ),
+                String::new(),
+            ));
+        }
+        Printed {
+            stdout,
+            stderr_tail: String::new(),
+            elapsed,
+        }
+        .answer()
+    }
+}
+
+/// The last `max` bytes of `text` (at a character boundary).
+fn tail(text: &str, max: usize) -> String {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_owned()
+}
+
+/// The JSON value of a document from Python, or the error carrying its reader's findings.
+fn json_value((name, bytes): Named) -> PyResult<serde_json::Value> {
+    let (document, findings) = lwir_spec::document::read_document(bytes.clone());
+    match document {
+        Ok(document) if findings.is_empty() => Ok(document.root().to_json()),
+        _ => Err(not_ijson(&name, &bytes)),
+    }
+}
+
+/// Runs a compile session (`lwirc compile`): the definition, the input, the planner
+/// callable; registered in `registry`, logged in `session`. Returns the result as JSON text:
+/// `end` (`registered`, `not_converged`, `refused`), `version`, `why`, `session`, `report`,
+/// `reason`, `findings` (the last draft's), `draft` (its text).
+#[pyfunction]
+#[pyo3(signature = (definition, input, planner, planner_name, registry, session, resume, max_repair_attempts, max_planner_calls, timeout, max_output))]
+#[allow(clippy::too_many_arguments)]
+fn compile(
+    py: Python<'_>,
+    definition: Named,
+    input: Option<Named>,
+    planner: Py<PyAny>,
+    planner_name: String,
+    registry: String,
+    session: Option<PathBuf>,
+    resume: bool,
+    max_repair_attempts: Option<u32>,
+    max_planner_calls: Option<u32>,
+    timeout: f64,
+    max_output: usize,
+) -> PyResult<String> {
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return Err(Error::new_err((
+            "timeout must be a positive number of seconds",
+            (),
+        )));
+    }
+    let limits = Limits {
+        timeout: Duration::from_secs_f64(timeout),
+        max_output,
+    };
+    let input = input.map(json_value).transpose()?;
+    py.detach(|| {
+        let name = definition.0.clone();
+        let prepared = lwir_session::Prepared::new(source(definition)).map_err(|errors| {
+            Error::new_err((
+                format!("the definition `{name}` has errors; fix them before asking a planner"),
+                lwir_render::json::render(&*errors),
+            ))
+        })?;
+        let storage =
+            AnyStorage::parse(&registry).map_err(|e| Error::new_err((e.to_string(), ())))?;
+        let registry = Registry::new(storage);
+        let settings = Settings {
+            dir: session
+                .unwrap_or_else(|| lwir_session::new_session_dir(Path::new(".lwir/sessions"))),
+            resume,
+            input,
+            max_repair_attempts,
+            max_planner_calls,
+            planner: planner_name,
+            limits,
+        };
+        let mut planner = PyPlanner {
+            callable: planner,
+            limits,
+        };
+        let compiled =
+            lwir_session::compile(&prepared, &settings, &mut planner, &registry, &mut ()).map_err(
+                |e| match e {
+                    SessionError::Drift(drift) => {
+                        let differences: Vec<String> =
+                            drift.differences.iter().map(ToString::to_string).collect();
+                        Error::new_err((
+                            format!(
+                                "CapabilityDriftError: {drift}; the session was not resumed ({})",
+                                differences.join("; ")
+                            ),
+                            (),
+                        ))
+                    }
+                    other => Error::new_err((other.to_string(), ())),
+                },
+            )?;
+        let Compiled {
+            dir,
+            outcome,
+            end,
+            check: _,
+        } = compiled;
+        let (end, version, why) = match end {
+            End::Registered(entry) => ("registered", Some(entry.version.to_string()), None),
+            End::NotConverged => ("not_converged", None, None),
+            End::Refused(why) => ("refused", None, Some(why)),
+        };
+        let findings = outcome
+            .checked
+            .as_ref()
+            .map_or(json!([]), |c| c.findings_json.clone());
+        let out = json!({
+            "end": end,
+            "version": version,
+            "why": why,
+            "session": dir.display().to_string(),
+            "report": outcome.report,
+            "reason": outcome.report.reason(),
+            "findings": findings,
+            "draft": outcome.draft.as_deref().map(String::from_utf8_lossy),
+        });
+        Ok(out.to_string())
+    })
+}
+
 /// The module.
 #[pymodule]
 fn _lwirc(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -167,5 +373,6 @@ fn _lwirc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version_of, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(fix, m)?)?;
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
     Ok(())
 }
