@@ -26,6 +26,7 @@ __all__ = [
     "Finding",
     "Fix",
     "LwircError",
+    "Registry",
     "Related",
     "Report",
     "Span",
@@ -255,6 +256,66 @@ def explain(code: Optional[str] = None) -> str:
         return _lwirc.explain(code)
     except _lwirc.Error as e:
         raise _error(e) from None
+
+
+class Registry:
+    """A registry of workflow versions: a directory, or ``oci://HOST[:PORT]/REPOSITORY``
+    (``oci+http://`` for plain HTTP), as ``lwirc register``, ``lwirc registry`` and
+    ``lwirc drift`` use it. Records are returned as ``dict`` (the stored record's JSON)."""
+
+    def __init__(self, location: Union[str, "os.PathLike[str]"]):
+        try:
+            self._native = _lwirc.Registry(os.fspath(location))
+        except _lwirc.Error as e:
+            raise _error(e) from None
+
+    @property
+    def location(self) -> str:
+        return self._native.location
+
+    def __repr__(self) -> str:
+        return f"lwirc.Registry({self.location!r})"
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return json.loads(getattr(self._native, method)(*args))
+        except _lwirc.Error as e:
+            raise _error(e) from None
+
+    def register(self, draft: Document, definition: Document, *, rebase: bool = False) -> dict:
+        """Registers a clean draft (``lwirc register``): ``{"status": "new" | "already" |
+        "rebased", "version", "registration", "record"}``. A draft with errors raises
+        :class:`LwircError` carrying its findings."""
+        d, _ = _named(draft, "draft")
+        w, _ = _named(definition, "definition")
+        return self._call("register", d, w, rebase)
+
+    def show(self, version: str) -> dict:
+        """A version (or a unique prefix of its hex): ``{"version", "registration",
+        "record", "lwir"}``, ``lwir`` being the registered document's text."""
+        return self._call("show", version)
+
+    def list(self) -> List[dict]:
+        """Every version's latest registration: ``{"version", "registration", "record"}``.
+        Raises :class:`LwircError` when a version cannot be read."""
+        listed = self._call("list")
+        if listed["problems"]:
+            raise LwircError("; ".join(listed["problems"]))
+        return listed["entries"]
+
+    def verify(self) -> dict:
+        """Hashes every object again (``lwirc registry verify``): ``{"ok", "versions",
+        "objects", "issues": [{"kind", "problem", "location", "detail"}]}``."""
+        return self._call("verify")
+
+    def drift(self, version: str, definition: Document) -> Report:
+        """What changed, of what ``version`` depends on, in today's ``definition`` (``lwirc
+        drift``): a report whose ``version`` is set when nothing did."""
+        w, spans = _named(definition, "definition")
+        try:
+            return Report._from_json(self._native.drift(version, w), spans)
+        except _lwirc.Error as e:
+            raise _error(e) from None
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,51 @@ def test_fix():
     assert lwirc.validate(fixed, EXAMPLE / "workflow.json").errors == report.errors
 
 
+# Registry
+
+
+def test_registry(tmp_path):
+    registry = lwirc.Registry(tmp_path / "registry")
+    registered = registry.register(EXAMPLE / "draft.json", EXAMPLE / "workflow.json")
+    assert registered["status"] == "new" and registered["version"] == EXAMPLE_VERSION
+    again = registry.register(EXAMPLE / "draft.json", EXAMPLE / "workflow.json")
+    assert again["status"] == "already"
+    shown = registry.show(EXAMPLE_VERSION[len("sha256:") : len("sha256:") + 12])
+    assert shown["version"] == EXAMPLE_VERSION
+    assert shown["record"]["workflow"] == "issue-triage"
+    assert lwirc.version_of(shown["lwir"]) == EXAMPLE_VERSION
+    assert [e["version"] for e in registry.list()] == [EXAMPLE_VERSION]
+    verified = registry.verify()
+    assert verified["ok"] and verified["versions"] == 1
+    assert registry.drift(EXAMPLE_VERSION, EXAMPLE / "workflow.json").version == EXAMPLE_VERSION
+    definition = json.loads((EXAMPLE / "workflow.json").read_text())
+    del definition["tools"]["github.list_issues"]
+    drifted = registry.drift(EXAMPLE_VERSION, definition)
+    assert drifted.version is None and drifted.errors > 0
+    out = cli(
+        "drift",
+        EXAMPLE_VERSION,
+        "--definition",
+        str(EXAMPLE / "workflow.json"),
+        "--registry",
+        str(tmp_path / "registry"),
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    same = registry.drift(EXAMPLE_VERSION, EXAMPLE / "workflow.json")
+    assert same.to_json() + "\n" == out.stdout
+
+
+def test_registry_refuses_a_draft_with_errors(tmp_path):
+    registry = lwirc.Registry(tmp_path / "registry")
+    with pytest.raises(lwirc.LwircError) as error:
+        registry.register(EXAMPLE / "draft-with-mistakes.json", EXAMPLE / "workflow.json")
+    assert len([f for f in error.value.findings if f.is_error]) == 10
+    with pytest.raises(lwirc.LwircError):
+        registry.show("sha256:" + "0" * 64)
+
+
 # compile
 
 

@@ -362,6 +362,172 @@ fn compile(
     })
 }
 
+fn registry_error(e: impl std::fmt::Display) -> PyErr {
+    Error::new_err((e.to_string(), ()))
+}
+
+fn entry_json(entry: &lwir_registry::Entry) -> serde_json::Value {
+    json!({
+        "version": entry.version.to_string(),
+        "registration": entry.registration,
+        "record": entry.record,
+    })
+}
+
+/// A registry (a directory or `oci://`), as `lwirc register`, `registry` and `drift` use it.
+/// Methods return JSON text; the Python class `lwirc.Registry` parses it.
+#[pyclass(name = "Registry", module = "lwirc._lwirc", frozen)]
+struct PyRegistry {
+    registry: Registry<AnyStorage>,
+    location: String,
+}
+
+#[pymethods]
+impl PyRegistry {
+    #[new]
+    fn new(location: String) -> PyResult<Self> {
+        let storage = AnyStorage::parse(&location).map_err(registry_error)?;
+        Ok(Self {
+            registry: Registry::new(storage),
+            location,
+        })
+    }
+
+    /// Where it is, as given.
+    #[getter]
+    fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Registers a clean draft (`lwirc register`): `{"status": "new" | "already" |
+    /// "rebased", "version", "registration", "record"}`.
+    #[pyo3(signature = (draft, definition, rebase=false))]
+    fn register(
+        &self,
+        py: Python<'_>,
+        draft: Named,
+        definition: Named,
+        rebase: bool,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            let validation = pipeline::compile(source(draft), Some(source(definition)));
+            let registration =
+                lwir_registry::Registration::new(&validation, std::time::SystemTime::now())
+                    .map_err(|why| {
+                        Error::new_err((
+                            format!("not registered: {why}"),
+                            lwir_render::json::render(&validation),
+                        ))
+                    })?;
+            let registered = self
+                .registry
+                .register(&registration, rebase)
+                .map_err(registry_error)?;
+            let (status, entry) = match &registered {
+                lwir_registry::Registered::New(entry) => ("new", entry),
+                lwir_registry::Registered::Already(entry) => ("already", entry),
+                lwir_registry::Registered::Rebased { entry, .. } => ("rebased", entry),
+            };
+            let mut out = entry_json(entry);
+            out["status"] = json!(status);
+            Ok(out.to_string())
+        })
+    }
+
+    /// A version (or a unique prefix of its hex): `{"version", "registration", "record",
+    /// "lwir"}` (`lwir`: the registered document's text).
+    fn show(&self, py: Python<'_>, version: String) -> PyResult<String> {
+        py.detach(|| {
+            let digest = self.registry.resolve(&version).map_err(registry_error)?;
+            let entry = self
+                .registry
+                .entry(&digest)
+                .map_err(registry_error)?
+                .ok_or_else(|| registry_error(format!("no version `{version}` in the registry")))?;
+            let lwir = self.registry.lwir(&digest).map_err(registry_error)?;
+            let mut out = entry_json(&entry);
+            out["lwir"] = json!(String::from_utf8_lossy(&lwir));
+            Ok(out.to_string())
+        })
+    }
+
+    /// Every version: `{"entries": [...], "problems": [message, ...]}`.
+    fn list(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| {
+            let (entries, problems) = self.registry.list().map_err(registry_error)?;
+            let entries: Vec<_> = entries.iter().map(entry_json).collect();
+            let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            Ok(json!({ "entries": entries, "problems": problems }).to_string())
+        })
+    }
+
+    /// Hashes every object again (`lwirc registry verify`): `{"versions", "objects",
+    /// "issues": [{"kind", "problem", "location", "detail"}], "ok"}`.
+    fn verify(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| {
+            let verification = self.registry.verify().map_err(registry_error)?;
+            let issues: Vec<_> = verification
+                .issues
+                .iter()
+                .map(|i| {
+                    json!({
+                        "kind": i.kind.as_str(),
+                        "problem": i.kind.is_problem(),
+                        "location": i.location,
+                        "detail": i.detail,
+                    })
+                })
+                .collect();
+            Ok(json!({
+                "versions": verification.versions,
+                "objects": verification.objects,
+                "issues": issues,
+                "ok": !verification.has_problems(),
+            })
+            .to_string())
+        })
+    }
+
+    /// The drift of a registered version against today's definition (`lwirc drift`): the
+    /// JSON report, whose `version` is present when nothing it depends on changed.
+    fn drift(&self, py: Python<'_>, version: String, definition: Named) -> PyResult<String> {
+        py.detach(|| {
+            let digest = self.registry.resolve(&version).map_err(registry_error)?;
+            let entry = self
+                .registry
+                .entry(&digest)
+                .map_err(registry_error)?
+                .ok_or_else(|| registry_error(format!("no version `{version}` in the registry")))?;
+            let (name, bytes) = definition;
+            let (read, reader_findings) = lwir_spec::document::read_document(bytes.clone());
+            let document = match read {
+                Ok(document) if reader_findings.is_empty() => document,
+                _ => return Err(not_ijson(&name, &bytes)),
+            };
+            let pinned = entry.record.snapshot();
+            let version = digest.to_string();
+            let findings = lwir_registry::drift::findings(&pinned, &version, &document);
+            let drifted = findings.iter().any(|f| f.is_error());
+            let lwir = self.registry.lwir(&digest).map_err(registry_error)?;
+            let report = Report {
+                findings: &findings,
+                draft: Some(File {
+                    name: &version,
+                    bytes: &lwir,
+                    document: None,
+                }),
+                definition: Some(File {
+                    name: &name,
+                    bytes: document.source(),
+                    document: Some(&document),
+                }),
+                version: (!drifted).then_some(version.as_str()),
+            };
+            Ok(lwir_render::json::render(report))
+        })
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _lwirc(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -374,5 +540,6 @@ fn _lwirc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(fix, m)?)?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_class::<PyRegistry>()?;
     Ok(())
 }
