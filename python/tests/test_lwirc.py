@@ -11,6 +11,7 @@ import time
 import pytest
 
 import lwirc
+from lwirc import _lwirc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "issue-triage"
@@ -90,24 +91,26 @@ def corpus_cases():
 
 
 @pytest.mark.parametrize("draft,definition", list(corpus_cases()))
-def test_to_json_equals_the_cli(draft, definition):
-    args = [os.path.relpath(draft, CASES)]
+def test_to_json_equals_the_cli(draft, definition, capfd, monkeypatch):
+    # Reports name files as given: relative to cases/, as the corpus's snapshots do.
+    monkeypatch.chdir(CASES)
+    draft = pathlib.Path(os.path.relpath(draft, CASES))
+    args = [str(draft)]
     if definition is not None:
-        args += ["-d", os.path.relpath(definition, CASES)]
-    out = cli("validate", *args, "--format", "json", cwd=CASES)
-    assert out.returncode in (0, 1), out.stderr
-    os.chdir(CASES)
-    try:
-        report = lwirc.validate(
-            pathlib.Path(args[0]),
-            pathlib.Path(args[2]) if definition is not None else None,
-        )
-    finally:
-        os.chdir(ROOT)
-    assert report.to_json() + "\n" == out.stdout
-    assert report.ok == (out.returncode == 0)
-    parsed = json.loads(out.stdout)
+        definition = pathlib.Path(os.path.relpath(definition, CASES))
+        args += ["-d", str(definition)]
+    # The command in this process (the console script's code): its standard output is
+    # file descriptor 1, which capfd reads. test_command_on_path runs the script itself.
+    capfd.readouterr()
+    status = _lwirc.main(["lwirc", "validate", *args, "--format", "json"])
+    out, err = capfd.readouterr()
+    assert status in (0, 1), err
+    report = lwirc.validate(draft, definition)
+    assert report.to_json() + "\n" == out
+    assert report.ok == (status == 0)
+    parsed = json.loads(out)
     assert [f.code for f in report.findings] == [f["code"] for f in parsed["findings"]]
+    assert report.version == parsed.get("version")
 
 
 # the command
