@@ -378,8 +378,8 @@ def compile(
     register, every step recorded in the session's event log.
 
     ``planner`` is called with each ``lwir-planner/1`` request (a ``dict``) and returns the
-    answer (a ``dict``: ``{"kind": "draft", "draft": {...}}`` or ``{"kind": "attention",
-    ...}``). Whatever it raises, or an answer that is not an answer, is a failed planner call
+    answer (a ``dict``: ``{"kind": "draft", "lwir": {...}}`` or ``{"kind": "attention",
+    "rationale": "..."}``; ``delegate_to_default`` is for planner commands, not callables). Whatever it raises, or an answer that is not an answer, is a failed planner call
     (LW802, LW805, LW806), recorded and counted against the bounds, never an exception here.
     A Python function cannot be interrupted: an answer that comes after ``timeout`` seconds
     is refused (LW803), one larger than ``max_output`` bytes too (LW804).

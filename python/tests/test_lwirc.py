@@ -221,7 +221,7 @@ def scripted(request):
     call = request["call"]
     path = EXAMPLE / "planner" / f"call-{call}.json"
     if not path.exists():
-        return {"kind": "attention", "reason": "no recorded answer"}
+        return {"kind": "attention", "rationale": "no recorded answer"}
     return json.loads(path.read_text())
 
 
