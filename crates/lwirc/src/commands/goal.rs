@@ -336,8 +336,14 @@ fn builtin_runner(
     let absolute = |p: &Path| -> anyhow::Result<String> {
         Ok(std::path::absolute(p)?.to_string_lossy().into_owned())
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot find lwirc's own program to run attempts: {e}"))?;
+    // This program — or, when lwirc runs inside another one (the Python package's `lwirc`
+    // command runs it in the interpreter), the program `LWIRC_EXE` names.
+    let exe = match std::env::var_os("LWIRC_EXE").filter(|v| !v.is_empty()) {
+        Some(exe) => PathBuf::from(exe),
+        None => std::env::current_exe().map_err(|e| {
+            anyhow::anyhow!("cannot find lwirc's own program to run attempts: {e}")
+        })?,
+    };
     let mut words = vec![
         exe.to_string_lossy().into_owned(),
         "runner".to_owned(),
