@@ -129,6 +129,21 @@ def test_command_on_path():
     assert cli("no-such-command").returncode == 2
 
 
+def test_goal_run_on_the_runtime_from_the_command(tmp_path):
+    """`goal run --bindings` starts `lwirc runner` per attempt: this command, not Python."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    assert cli("register", "examples/issue-triage/draft.json", "-d",
+               "examples/issue-triage/workflow.json", cwd=tmp_path).returncode == 0
+    assert cli("goal", "create", "examples/issue-triage/goal.json", cwd=tmp_path).returncode == 0
+    out = cli("goal", "run", "triage-runtime", "--bindings",
+              "examples/issue-triage/bindings-mcp.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "attempt 1 succeeded (run " in out.stderr
+    shown = json.loads(cli("goal", "show", "triage-runtime", "--format", "json",
+                           cwd=tmp_path).stdout)
+    assert shown["status"] == "succeeded" and len(shown["work"][0]["runs"]) == 1
+
+
 # canonicalize, version_of, explain
 
 
