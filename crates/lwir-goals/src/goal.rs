@@ -445,11 +445,13 @@ impl Goals<'_> {
     /// and its events, folded — from the store's checkpoint and the events after it where
     /// the log still continues the checkpoint, else from the whole log ([`Goals::fold`]).
     pub fn load(&self, id: &str) -> Result<Loaded, GoalError> {
-        Ok(self.load_held(id)?.loaded)
+        Ok(self.load_held(id, true)?.loaded)
     }
 
-    /// [`Goals::load`], with what a driver keeps to read only what follows.
-    pub(crate) fn load_held(&self, id: &str) -> Result<Held, GoalError> {
+    /// [`Goals::load`], with what a driver keeps to read only what follows; without
+    /// `checkpoint`, from the whole log (every chain hash checked), whatever checkpoint
+    /// there is.
+    pub(crate) fn load_held(&self, id: &str, checkpoint: bool) -> Result<Held, GoalError> {
         let Some(bytes) = self.store.frozen(id)? else {
             return Err(StoreError::NotFound {
                 goal: id.to_owned(),
@@ -457,7 +459,11 @@ impl Goals<'_> {
             }
             .into());
         };
-        let (fold, position) = self.fold(id)?;
+        let (fold, position) = if checkpoint {
+            self.fold(id)?
+        } else {
+            self.fold_whole(id)?
+        };
         let loaded = self.loaded(id, &bytes, fold)?;
         Ok(Held {
             loaded,
@@ -490,6 +496,12 @@ impl Goals<'_> {
         }
         // No checkpoint the log continues (or a tail that contradicts it): the whole log,
         // whose read and fold say what is wrong if anything is.
+        self.fold_whole(id)
+    }
+
+    /// [`Goals::fold`] of the whole log, whatever checkpoint there is (and a checkpoint of
+    /// it stored, when it has [`crate::checkpoint::EVERY`] events or more).
+    pub(crate) fn fold_whole(&self, id: &str) -> Result<(Fold, Option<Position>), GoalError> {
         let (events, position) = match self.store.events_since(id, None)? {
             Some(read) => read,
             None => (self.store.events(id)?, None),
@@ -530,28 +542,28 @@ impl Goals<'_> {
             own,
         } = held;
         let Some(position) = position else {
-            return self.load_held(&id);
+            return self.load_held(&id, true);
         };
         if self.store.frozen(&id)?.as_deref() != Some(&frozen[..]) {
-            return self.load_held(&id);
+            return self.load_held(&id, true);
         }
         let Some((tail, Some(now))) = self.store.events_since(&id, Some(&position))? else {
-            return self.load_held(&id);
+            return self.load_held(&id, true);
         };
         let mut own = own.into_iter().peekable();
         for event in &tail {
             match own.peek() {
                 Some(mine) if mine.seq == event.seq => {
                     if mine != event {
-                        return self.load_held(&id);
+                        return self.load_held(&id, true);
                     }
                     own.next();
                 }
-                Some(mine) if mine.seq < event.seq => return self.load_held(&id),
+                Some(mine) if mine.seq < event.seq => return self.load_held(&id, true),
                 _ => {
                     if event.seq <= loaded.fold.last_seq || loaded.fold.apply_event(event).is_err()
                     {
-                        return self.load_held(&id);
+                        return self.load_held(&id, true);
                     }
                 }
             }

@@ -219,7 +219,9 @@ impl<'g> Driver<'g> {
     }
 
     fn recover(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
-        let held = self.goals.load_held(&self.id)?;
+        // The whole log, once, when the run lock is taken: every chain hash is checked by
+        // each driver; from then on it reads only what follows.
+        let held = self.goals.load_held(&self.id, false)?;
         self.catalog = held.loaded.catalog.clone();
         self.interrupt_lost(&held.loaded, observer)?;
         self.held = Some(held);
@@ -231,7 +233,7 @@ impl<'g> Driver<'g> {
     fn look(&mut self) -> Result<&Held, GoalError> {
         let held = match self.held.take() {
             Some(held) => self.goals.refresh(held)?,
-            None => self.goals.load_held(&self.id)?,
+            None => self.goals.load_held(&self.id, true)?,
         };
         Ok(self.held.insert(held))
     }
