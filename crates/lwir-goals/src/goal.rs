@@ -647,15 +647,15 @@ impl Goals<'_> {
         )
     }
 
-    /// [`Goals::project`] without its fingerprint (left empty), for a decision that does not
-    /// read it.
+    /// [`Goals::project`] for a decision inside lwirc: without its fingerprint (left empty)
+    /// nor each item's `after` and `errors`, which no decision reads.
     pub(crate) fn view(&self, loaded: &Loaded) -> Projection {
         let in_progress = |plan: &str| {
             self.store
                 .plan_in_progress(&loaded.id, plan)
                 .unwrap_or(false)
         };
-        projection::project_unsealed(
+        projection::project_lean(
             &loaded.fold,
             &projection::Inputs {
                 file: &loaded.file,

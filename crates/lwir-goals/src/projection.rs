@@ -742,6 +742,18 @@ impl Projection {
 /// which never looks at the fingerprint — the one part of the projection whose cost
 /// (canonical JSON of all of it, hashed) does not depend on what changed.
 pub fn project_unsealed(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    projected(fold, inputs, false)
+}
+
+/// [`project_unsealed`] for a decision inside lwirc: each work item's `after` and `errors`
+/// are left empty too — copies of what the fold holds, which no decision reads (the root of
+/// a wide goal names every item). Never printed, never fingerprinted.
+pub(crate) fn project_lean(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    projected(fold, inputs, true)
+}
+
+/// The projection of `fold`, unsealed; `lean`: see [`project_lean`].
+fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
     let file = inputs.file;
     let created = fold.created.as_ref();
     let active = fold.active();
@@ -811,10 +823,15 @@ pub fn project_unsealed(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             status: status[i],
             attempts: item.attempts.len() as u32,
             max_attempts: max_attempts(item),
-            after: item.spec.after.clone(),
+            after: if lean {
+                Vec::new()
+            } else {
+                item.spec.after.clone()
+            },
             errors: item
                 .attempts
                 .iter()
+                .filter(|_| !lean)
                 .filter_map(|a| match &a.state {
                     AttemptState::Failed {
                         error,

@@ -22,7 +22,7 @@ use crate::agent::Agent;
 use crate::catalog::TemplateError;
 use crate::events::{self, GoalEvent};
 use crate::goal::{GoalError, Goals, Held, Replanned, Report};
-use crate::projection::{AttemptState, Projection, Status};
+use crate::projection::{AttemptState, Status};
 use crate::runner::{self, Answer, Runner};
 use crate::store::{Position, RunGuard, StoreError};
 
@@ -160,9 +160,9 @@ pub struct Driver<'g> {
     ended: Option<crate::adapt::Trigger>,
     /// Set when the runners in flight were killed: what they answer is an interruption.
     aborted: bool,
-    /// The projection the last [`Driver::step`] decided on (not fingerprinted: that is
-    /// done only when the goal is parked), and the position of the log it read.
-    seen: Option<(Projection, Option<Position>)>,
+    /// Whether the last [`Driver::step`] decided on the held goal (whose fingerprint is
+    /// computed only when the goal is parked), and the position of the log it read.
+    seen: Option<Option<Position>>,
     /// The goal as this driver last read it, kept between steps: each look reads only the
     /// events appended since ([`Goals::refresh`]), and the driver's own appends are folded
     /// as they are made. Only the driver holding the run lock keeps one.
@@ -332,11 +332,10 @@ impl<'g> Driver<'g> {
             return Ok(Step::Adapt(trigger));
         }
         let projection = self.goals.view(&held.loaded);
-        let position = held.position.clone();
+        self.seen = Some(held.position.clone());
         self.report.status = projection.status;
-        self.report.reason = projection.reason.clone();
+        self.report.reason = projection.reason;
         let status = projection.status;
-        self.seen = Some((projection, position));
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
         Ok(match status {
             Status::Succeeded
@@ -679,13 +678,12 @@ impl<'g> Driver<'g> {
         Ok(self.report)
     }
 
-    /// The fingerprint of the projection the last step decided on, and the position of the
-    /// log it read.
+    /// The fingerprint of the projection the last step decided on (of the goal as it held
+    /// it then), and the position of the log it read.
     fn seen(self) -> Option<(String, Option<Position>)> {
-        self.seen.map(|(mut projection, position)| {
-            projection.seal();
-            (projection.fingerprint, position)
-        })
+        let position = self.seen?;
+        let held = self.held.as_ref()?;
+        Some((self.goals.project(&held.loaded).fingerprint, position))
     }
 }
 
