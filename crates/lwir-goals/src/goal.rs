@@ -16,7 +16,7 @@ use crate::check::{self, Active, Bounds, Mode};
 use crate::events::{self, GoalEvent};
 use crate::file::{self, GoalFile, ItemSpec};
 use crate::projection::{self, Fold, Projection, Status, WorkStatus};
-use crate::store::{PlanLog, Store, StoreError};
+use crate::store::{PlanLog, Position, Store, StoreError};
 
 /// How many times a writer decides again after another writer got in first.
 pub(crate) const MAX_CONFLICTS: u32 = 1000;
@@ -78,6 +78,35 @@ pub struct Loaded {
     pub catalog: BTreeMap<String, Template>,
     /// The events, replayed.
     pub fold: Fold,
+}
+
+/// A goal as a driver keeps it between its steps: read back, where its log was read to,
+/// and the events it appended itself since (folded already, still to be read past).
+#[derive(Debug)]
+pub(crate) struct Held {
+    /// The goal, read back.
+    pub(crate) loaded: Loaded,
+    /// Its frozen file's bytes, as verified.
+    pub(crate) frozen: Vec<u8>,
+    /// Where its log was read to, when the store gives positions.
+    pub(crate) position: Option<Position>,
+    /// Events this process appended and folded, not yet read past.
+    pub(crate) own: Vec<lwir_repair::events::Event>,
+}
+
+impl Held {
+    /// Folds `event`, just appended by this process after the last event folded.
+    pub(crate) fn appended(&mut self, event: &lwir_repair::events::Event) -> Result<(), GoalError> {
+        self.loaded
+            .fold
+            .apply_event(event)
+            .map_err(|detail| GoalError::Damaged {
+                goal: self.loaded.id.clone(),
+                detail,
+            })?;
+        self.own.push(event.clone());
+        Ok(())
+    }
 }
 
 /// The goal operations over a store and a registry.
@@ -413,12 +442,16 @@ impl Goals<'_> {
     }
 
     /// Reads goal `id` back: its frozen file (verified against the digest its log recorded)
-    /// and its events.
+    /// and its events, folded — from the store's checkpoint and the events after it where
+    /// the log still continues the checkpoint, else from the whole log ([`Goals::fold`]).
     pub fn load(&self, id: &str) -> Result<Loaded, GoalError> {
-        let damaged = |detail: String| GoalError::Damaged {
-            goal: id.to_owned(),
-            detail,
-        };
+        Ok(self.load_held(id, true)?.loaded)
+    }
+
+    /// [`Goals::load`], with what a driver keeps to read only what follows; without
+    /// `checkpoint`, from the whole log (every chain hash checked), whatever checkpoint
+    /// there is.
+    pub(crate) fn load_held(&self, id: &str, checkpoint: bool) -> Result<Held, GoalError> {
         let Some(bytes) = self.store.frozen(id)? else {
             return Err(StoreError::NotFound {
                 goal: id.to_owned(),
@@ -426,32 +459,150 @@ impl Goals<'_> {
             }
             .into());
         };
-        let events = self.store.events(id)?;
-        let fold = Fold::of(&events).map_err(damaged)?;
+        let (fold, position) = if checkpoint {
+            self.fold(id)?
+        } else {
+            self.fold_whole(id)?
+        };
+        let loaded = self.loaded(id, &bytes, fold)?;
+        Ok(Held {
+            loaded,
+            frozen: bytes,
+            position,
+            own: Vec::new(),
+        })
+    }
+
+    /// Goal `id`'s log folded, and the position it covers when the store gives one: the
+    /// checkpoint's fold and the events after it, when there is a checkpoint the log
+    /// continues (see [`crate::checkpoint`]), else the whole log. A new checkpoint is stored
+    /// when [`crate::checkpoint::EVERY`] events or more were folded beyond the one read (a
+    /// checkpoint that cannot be stored is only not stored).
+    pub fn fold(&self, id: &str) -> Result<(Fold, Option<Position>), GoalError> {
+        let kept = self
+            .store
+            .checkpoint(id)
+            .ok()
+            .flatten()
+            .and_then(|bytes| crate::checkpoint::decode(&bytes));
+        if let Some((mut fold, position)) = kept
+            && let Some((tail, Some(now))) = self.store.events_since(id, Some(&position))?
+            && tail.iter().try_for_each(|e| fold.apply_event(e)).is_ok()
+        {
+            if tail.len() >= crate::checkpoint::EVERY {
+                self.keep(id, &fold, &now);
+            }
+            return Ok((fold, Some(now)));
+        }
+        // No checkpoint the log continues (or a tail that contradicts it): the whole log,
+        // whose read and fold say what is wrong if anything is.
+        self.fold_whole(id)
+    }
+
+    /// [`Goals::fold`] of the whole log, whatever checkpoint there is (and a checkpoint of
+    /// it stored, when it has [`crate::checkpoint::EVERY`] events or more).
+    pub(crate) fn fold_whole(&self, id: &str) -> Result<(Fold, Option<Position>), GoalError> {
+        let (events, position) = match self.store.events_since(id, None)? {
+            Some(read) => read,
+            None => (self.store.events(id)?, None),
+        };
+        let fold = Fold::of(&events).map_err(|detail| GoalError::Damaged {
+            goal: id.to_owned(),
+            detail,
+        })?;
+        if let Some(position) = &position
+            && events.len() >= crate::checkpoint::EVERY
+        {
+            self.keep(id, &fold, position);
+        }
+        Ok((fold, position))
+    }
+
+    /// Stores a checkpoint of `fold`, which covers goal `id`'s log up to `position`; a
+    /// failure to store it is ignored (it is a cache: the next read folds more).
+    pub(crate) fn keep(&self, id: &str, fold: &Fold, position: &Position) {
+        if position.seq > 0 && fold.last_seq == position.seq {
+            let _ = self
+                .store
+                .put_checkpoint(id, &crate::checkpoint::encode(fold, position));
+        }
+    }
+
+    /// A driver's goal brought up to date: the events appended since its position read and
+    /// folded (its own appends, already folded, checked to be the events the log holds),
+    /// and its frozen file checked to be the same bytes; read whole again when the store
+    /// cannot read from a position, the log does not continue it, or the frozen file
+    /// changed.
+    pub(crate) fn refresh(&self, held: Held) -> Result<Held, GoalError> {
+        let id = held.loaded.id.clone();
+        let Held {
+            mut loaded,
+            frozen,
+            position,
+            own,
+        } = held;
+        let Some(position) = position else {
+            return self.load_held(&id, true);
+        };
+        if self.store.frozen(&id)?.as_deref() != Some(&frozen[..]) {
+            return self.load_held(&id, true);
+        }
+        let Some((tail, Some(now))) = self.store.events_since(&id, Some(&position))? else {
+            return self.load_held(&id, true);
+        };
+        let mut own = own.into_iter().peekable();
+        for event in &tail {
+            match own.peek() {
+                Some(mine) if mine.seq == event.seq => {
+                    if mine != event {
+                        return self.load_held(&id, true);
+                    }
+                    own.next();
+                }
+                Some(mine) if mine.seq < event.seq => return self.load_held(&id, true),
+                _ => {
+                    if event.seq <= loaded.fold.last_seq || loaded.fold.apply_event(event).is_err()
+                    {
+                        return self.load_held(&id, true);
+                    }
+                }
+            }
+        }
+        Ok(Held {
+            loaded,
+            frozen,
+            position: Some(now),
+            own: own.collect(),
+        })
+    }
+
+    /// Goal `id` read back from its frozen file's `bytes` and its log's `fold`: the file
+    /// verified against the digest the log recorded, and read.
+    fn loaded(&self, id: &str, bytes: &[u8], fold: Fold) -> Result<Loaded, GoalError> {
+        let damaged = |detail: String| GoalError::Damaged {
+            goal: id.to_owned(),
+            detail,
+        };
         let created = fold.created.as_ref().ok_or_else(|| {
             damaged(
                 "its log has no `goal.created` event (run `lwirc goal create` with its file again)"
                     .into(),
             )
         })?;
-        let digest = lwir_spec::canon::sha256_of(&bytes);
+        let digest = lwir_spec::canon::sha256_of(bytes);
         if created.digest != digest {
             return Err(damaged(format!(
                 "its frozen goal file hashes to {digest}, but it was created as {}",
                 created.digest
             )));
         }
-        let read = file::read(bytes);
+        let read = file::read(bytes.to_vec());
         let (Some(document), Some(goal)) = (read.document, read.file) else {
             return Err(damaged(
                 "its frozen goal file no longer reads as a goal file".into(),
             ));
         };
-        let catalog_json = events
-            .first()
-            .and_then(|e| e.data.get("catalog"))
-            .cloned()
-            .unwrap_or_default();
+        let catalog_json = fold.frozen_catalog().cloned().unwrap_or_default();
         let frozen: BTreeMap<String, FrozenTemplate> = serde_json::from_value(catalog_json)
             .map_err(|e| damaged(format!("its frozen catalog: {e}")))?;
         let catalog = frozen
@@ -496,6 +647,24 @@ impl Goals<'_> {
         )
     }
 
+    /// [`Goals::project`] for a decision inside lwirc: without its fingerprint (left empty)
+    /// nor each item's `after` and `errors`, which no decision reads.
+    pub(crate) fn view(&self, loaded: &Loaded) -> Projection {
+        let in_progress = |plan: &str| {
+            self.store
+                .plan_in_progress(&loaded.id, plan)
+                .unwrap_or(false)
+        };
+        projection::project_lean(
+            &loaded.fold,
+            &projection::Inputs {
+                file: &loaded.file,
+                now_unix_s: (self.now)(),
+                in_progress: &in_progress,
+            },
+        )
+    }
+
     /// `goal show`.
     pub fn show(&self, id: &str) -> Result<Projection, GoalError> {
         Ok(self.project(&self.load(id)?))
@@ -518,8 +687,15 @@ impl Goals<'_> {
     /// all, and no more than the attempts left), each with its input resolved; and the ready
     /// items whose input cannot be resolved.
     pub fn next(&self, id: &str) -> Result<(Vec<Dispatch>, Vec<Unresolved>), GoalError> {
-        let loaded = self.load(id)?;
-        let projection = self.project(&loaded);
+        self.next_on(&self.load(id)?)
+    }
+
+    /// [`Goals::next`] of `loaded`.
+    pub(crate) fn next_on(
+        &self,
+        loaded: &Loaded,
+    ) -> Result<(Vec<Dispatch>, Vec<Unresolved>), GoalError> {
+        let projection = self.view(loaded);
         if projection.status != Status::Ready {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -547,7 +723,7 @@ impl Goals<'_> {
             let Some(item) = loaded.fold.item(&w.id) else {
                 continue;
             };
-            match self.resolve_input(&loaded, item) {
+            match self.resolve_input(loaded, item) {
                 Ok(input) => {
                     slots -= 1;
                     ready.push(Dispatch {
@@ -627,10 +803,29 @@ impl Goals<'_> {
                 crate::runner::MAX_RUN_ID_CHARS
             )));
         }
-        let run = run.map(str::to_owned);
         for _ in 0..MAX_CONFLICTS {
             let loaded = self.load(id)?;
-            let projection = self.project(&loaded);
+            match self.report_on(&loaded, work, report, run) {
+                Err(GoalError::Store(StoreError::Conflict { .. })) => continue,
+                other => return other,
+            }
+        }
+        Err(busy(id))
+    }
+
+    /// [`Goals::report_run`] decided on `loaded`, appended only if the log is still as it
+    /// was read ([`StoreError::Conflict`] otherwise, to decide again on a fresh read).
+    pub(crate) fn report_on(
+        &self,
+        loaded: &Loaded,
+        work: &str,
+        report: &Report,
+        run: Option<&str>,
+    ) -> Result<lwir_repair::events::Event, GoalError> {
+        let id = loaded.id.as_str();
+        let run = run.map(str::to_owned);
+        {
+            let projection = self.view(loaded);
             // A work id, or the key of an item of the active generation (keys are unique there).
             let work = match loaded.fold.item(work) {
                 Some(_) => work,
@@ -808,13 +1003,8 @@ impl Goals<'_> {
                     )));
                 }
             };
-            match self.store.append(id, name, data, loaded.fold.last_seq) {
-                Ok(event) => return Ok(event),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(e) => return Err(e.into()),
-            }
+            Ok(self.store.append(id, name, data, loaded.fold.last_seq)?)
         }
-        Err(busy(id))
     }
 
     pub(crate) fn check_output(

@@ -16,6 +16,7 @@
 //! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
 //! | [`events`] | the log's events, typed |
 //! | [`projection`] | the state computed from the events |
+//! | [`checkpoint`] | the fold of a prefix of the log, kept so that reads fold only what follows |
 //! | [`resolve`] | a work item's input, evaluated |
 //! | [`agent`] | planners and reviewers (external commands) |
 //! | [`runner`] | runners: the `lwir-runner/1` protocol, answers read strictly |
@@ -30,6 +31,7 @@ pub mod adapt;
 pub mod agent;
 pub mod catalog;
 pub mod check;
+pub mod checkpoint;
 pub mod events;
 pub mod file;
 pub mod goal;

@@ -23,6 +23,12 @@
 //!   server and kept by lwirc too, so that a server stopped mid-run fails the statement in
 //!   flight rather than blocking the process.
 //!
+//! - **The fold** is not checkpointed in a table: a driver (`goal run`, `goal serve`) keeps
+//!   its goal's fold in memory and reads only the rows after the last it folded
+//!   ([`Store::events_since`]: `seq >=` the last one, whose chain hash must be the one it
+//!   read), so that each record costs its own rows, not the log's; a one-off command reads
+//!   the whole log, as before.
+//!
 //! The schema is created and migrated by lwirc itself (table `lwir_schema` records which
 //! migrations ran; concurrent first runs serialize on an advisory lock).
 
@@ -35,7 +41,7 @@ use conn::{Conn, Failure, Limits, NotConnected};
 use lwir_repair::events::Event;
 use sha2::{Digest as _, Sha256};
 
-use crate::store::{PlanLog, RunGuard, Store, StoreError};
+use crate::store::{PlanLog, Position, RunGuard, Since, Store, StoreError};
 
 /// The migrations, in order; each runs once, in a transaction.
 const MIGRATIONS: &[&str] = &[
@@ -181,6 +187,48 @@ fn events_of(rows: &[tokio_postgres::Row], location: &str) -> Result<Vec<Event>,
         out.push(event);
     }
     Ok(out)
+}
+
+/// Reads rows `(seq, line, chain)` from the row of `after` on back into the events after
+/// it and the position at the last row, checking each chain hash as [`events_of`] does;
+/// `None` when the rows do not continue `after` (the whole read says why).
+fn since_of(rows: &[tokio_postgres::Row], after: &Position) -> Option<(Vec<Event>, Position)> {
+    let mut position = after.clone();
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let seq: i64 = row.get(0);
+        let line: String = row.get(1);
+        let stored: String = row.get(2);
+        if i == 0 && after.seq > 0 {
+            // The row `after` names, unchanged.
+            if seq as u64 != after.seq
+                || stored != after.chain
+                || chain(&after.previous, &line) != stored
+            {
+                return None;
+            }
+            continue;
+        }
+        if seq as u64 != position.seq + 1 || chain(&position.chain, &line) != stored {
+            return None;
+        }
+        let event: Event = serde_json::from_str(&line).ok()?;
+        if event.seq != seq as u64 {
+            return None;
+        }
+        position = Position {
+            seq: event.seq,
+            previous: std::mem::replace(&mut position.chain, stored.clone()),
+            chain: stored,
+            start: 0,
+            end: 0,
+        };
+        out.push(event);
+    }
+    if after.seq > 0 && rows.is_empty() {
+        return None;
+    }
+    Some((out, position))
 }
 
 impl Postgres {
@@ -432,6 +480,26 @@ impl Store for Postgres {
             )
         })?;
         events_of(&rows, &self.location_of(goal))
+    }
+
+    fn events_since(
+        &self,
+        goal: &str,
+        after: Option<&Position>,
+    ) -> Result<Option<Since>, StoreError> {
+        let origin = Position::origin();
+        let from = after.unwrap_or(&origin);
+        let rows = self.with(|c| {
+            c.query(
+                "SELECT seq, line, chain FROM lwir_goal_events WHERE goal = $1 AND seq >= $2 ORDER BY seq",
+                &[&goal, &(from.seq.max(1) as i64)],
+            )
+        })?;
+        match since_of(&rows, from) {
+            Some((events, position)) => Ok(Some((events, Some(position)))),
+            None if after.is_none() => Ok(Some((self.events(goal)?, None))),
+            None => Ok(None),
+        }
     }
 
     fn append(

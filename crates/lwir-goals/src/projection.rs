@@ -8,13 +8,13 @@
 use std::collections::HashMap;
 
 use lwir_repair::events::Event;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::events::GoalEvent;
 use crate::file::GoalFile;
 
 /// One attempt of a work item.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {
     /// 1 for the first.
     pub n: u32,
@@ -29,7 +29,7 @@ pub struct Attempt {
 }
 
 /// An attempt's state.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AttemptState {
     /// Started, not ended.
     Running,
@@ -47,7 +47,7 @@ pub enum AttemptState {
 }
 
 /// One materialized work item and its attempts.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     /// What `work.materialized` said.
     pub spec: crate::events::Materialized,
@@ -82,7 +82,7 @@ impl Item {
 }
 
 /// Where a plan stands, as its events say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlanState {
     /// Requested; its planner has not answered with a valid proposal yet.
@@ -104,7 +104,7 @@ pub enum PlanState {
 }
 
 /// A review receipt: the last verdict on a plan.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Receipt {
     /// `passed`, `rejected` or `attention`.
     pub verdict: String,
@@ -120,7 +120,7 @@ pub struct Receipt {
 }
 
 /// One plan and what became of it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Plan {
     /// `p0` (generation 0), `p1`, ….
     pub id: String,
@@ -148,8 +148,55 @@ pub struct Plan {
     pub materialized: Vec<String>,
 }
 
+impl<'de> Deserialize<'de> for Plan {
+    /// A plan read back (from a checkpoint): its kind one of the three this lwirc writes.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Read {
+            id: String,
+            kind: String,
+            state: PlanState,
+            charged: bool,
+            generation: u32,
+            requested_at: String,
+            proposal: Option<crate::events::Proposed>,
+            receipt: Option<Receipt>,
+            outcome: Option<String>,
+            code: Option<String>,
+            retried_by: Option<String>,
+            materialized: Vec<String>,
+        }
+        let r = Read::deserialize(d)?;
+        let kind = match r.kind.as_str() {
+            "initial" => "initial",
+            "replan" => "replan",
+            "adapt" => "adapt",
+            other => {
+                return Err(serde::de::Error::custom(format!("no plan kind `{other}`")));
+            }
+        };
+        Ok(Plan {
+            id: r.id,
+            kind,
+            state: r.state,
+            charged: r.charged,
+            generation: r.generation,
+            requested_at: r.requested_at,
+            proposal: r.proposal,
+            receipt: r.receipt,
+            outcome: r.outcome,
+            code: r.code,
+            retried_by: r.retried_by,
+            materialized: r.materialized,
+        })
+    }
+}
+
 /// A goal's events, replayed.
-#[derive(Clone, Debug, Default)]
+///
+/// It serialises (a checkpoint keeps it, [`crate::checkpoint`]); its index is not kept but
+/// rebuilt ([`Fold::reindexed`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fold {
     /// `goal.created`, when the log has it.
     pub created: Option<crate::events::Created>,
@@ -157,6 +204,7 @@ pub struct Fold {
     pub created_at: String,
     /// Every item of every generation, in materialization order.
     pub items: Vec<Item>,
+    #[serde(skip)]
     index: HashMap<String, usize>,
     /// Every plan, in order.
     pub plans: Vec<Plan>,
@@ -171,7 +219,10 @@ pub struct Fold {
     /// The seq of the last event.
     pub last_seq: u64,
     /// Pending items revisions left out.
-    pub obsolete: std::collections::HashSet<String>,
+    pub obsolete: std::collections::BTreeSet<String>,
+    /// The `catalog` member of the first event's data (`goal.created`'s frozen catalog).
+    #[serde(default)]
+    catalog: Option<serde_json::Value>,
 }
 
 impl Fold {
@@ -179,13 +230,41 @@ impl Fold {
     pub fn of(events: &[Event]) -> Result<Fold, String> {
         let mut fold = Fold::default();
         for event in events {
-            let parsed = GoalEvent::parse(&event.event, &event.data)
-                .map_err(|e| format!("event {}: {e}", event.seq))?;
-            fold.apply(parsed, &event.time)
-                .map_err(|e| format!("event {} (`{}`): {e}", event.seq, event.event))?;
-            fold.last_seq = event.seq;
+            fold.apply_event(event)?;
         }
         Ok(fold)
+    }
+
+    /// Replays one more event, the next after [`Fold::last_seq`]; an event that contradicts
+    /// the ones before it is an error naming it (the fold is then not to be used further).
+    pub fn apply_event(&mut self, event: &Event) -> Result<(), String> {
+        let parsed = GoalEvent::parse(&event.event, &event.data)
+            .map_err(|e| format!("event {}: {e}", event.seq))?;
+        if self.last_seq == 0 {
+            self.catalog = event.data.get("catalog").cloned();
+        }
+        self.apply(parsed, &event.time)
+            .map_err(|e| format!("event {} (`{}`): {e}", event.seq, event.event))?;
+        self.last_seq = event.seq;
+        Ok(())
+    }
+
+    /// The `catalog` member of the first event's data, when it has one: the goal's catalog
+    /// as `goal.created` froze it.
+    pub fn frozen_catalog(&self) -> Option<&serde_json::Value> {
+        self.catalog.as_ref()
+    }
+
+    /// The fold with its index of items rebuilt (after it was read back from a checkpoint);
+    /// `None` when two items have the same work id, which no replay produces.
+    pub fn reindexed(mut self) -> Option<Fold> {
+        self.index = HashMap::with_capacity(self.items.len());
+        for (i, item) in self.items.iter().enumerate() {
+            if self.index.insert(item.spec.work.clone(), i).is_some() {
+                return None;
+            }
+        }
+        Some(self)
     }
 
     /// The item `id`.
@@ -674,6 +753,34 @@ pub struct Inputs<'a> {
 
 /// The projection of `fold`.
 pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    let mut projection = project_unsealed(fold, inputs);
+    projection.seal();
+    projection
+}
+
+impl Projection {
+    /// Computes its fingerprint (of a projection [`project_unsealed`] made).
+    pub fn seal(&mut self) {
+        self.fingerprint = fingerprint(self);
+    }
+}
+
+/// [`project`] without the fingerprint (left empty): what a decision inside lwirc reads,
+/// which never looks at the fingerprint — the one part of the projection whose cost
+/// (canonical JSON of all of it, hashed) does not depend on what changed.
+pub fn project_unsealed(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    projected(fold, inputs, false)
+}
+
+/// [`project_unsealed`] for a decision inside lwirc: each work item's `after` and `errors`
+/// are left empty too — copies of what the fold holds, which no decision reads (the root of
+/// a wide goal names every item). Never printed, never fingerprinted.
+pub(crate) fn project_lean(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
+    projected(fold, inputs, true)
+}
+
+/// The projection of `fold`, unsealed; `lean`: see [`project_lean`].
+fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
     let file = inputs.file;
     let created = fold.created.as_ref();
     let active = fold.active();
@@ -743,10 +850,15 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             status: status[i],
             attempts: item.attempts.len() as u32,
             max_attempts: max_attempts(item),
-            after: item.spec.after.clone(),
+            after: if lean {
+                Vec::new()
+            } else {
+                item.spec.after.clone()
+            },
             errors: item
                 .attempts
                 .iter()
+                .filter(|_| !lean)
                 .filter_map(|a| match &a.state {
                     AttemptState::Failed {
                         error,
@@ -1020,7 +1132,7 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
             })
         })
         .collect();
-    let mut projection = Projection {
+    Projection {
         goal: goal_id.to_owned(),
         name: file.goal.clone(),
         objective: file.objective.clone(),
@@ -1058,9 +1170,7 @@ pub fn project(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
         created_at: fold.created_at.clone(),
         seq: fold.last_seq,
         fingerprint: String::new(),
-    };
-    projection.fingerprint = fingerprint(&projection);
-    projection
+    }
 }
 
 /// Why the active generation cannot go on, from its root.

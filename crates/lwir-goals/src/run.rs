@@ -21,10 +21,10 @@ use serde::Serialize;
 use crate::agent::Agent;
 use crate::catalog::TemplateError;
 use crate::events::{self, GoalEvent};
-use crate::goal::{GoalError, Goals, Replanned, Report};
+use crate::goal::{GoalError, Goals, Held, Replanned, Report};
 use crate::projection::{AttemptState, Status};
 use crate::runner::{self, Answer, Runner};
-use crate::store::{RunGuard, StoreError};
+use crate::store::{Position, RunGuard, StoreError};
 
 /// What a runner thread sends back.
 #[derive(Debug)]
@@ -162,8 +162,13 @@ pub struct Driver<'g> {
     ended: Option<crate::adapt::Trigger>,
     /// Set when the runners in flight were killed: what they answer is an interruption.
     aborted: bool,
-    /// The fingerprint of the projection the last [`Driver::step`] decided on.
-    seen: Option<String>,
+    /// Whether the last [`Driver::step`] decided on the held goal (whose fingerprint is
+    /// computed only when the goal is parked), and the position of the log it read.
+    seen: Option<Option<Position>>,
+    /// The goal as this driver last read it, kept between steps: each look reads only the
+    /// events appended since ([`Goals::refresh`]), and the driver's own appends are folded
+    /// as they are made. Only the driver holding the run lock keeps one.
+    held: Option<Held>,
     report: RunReport,
 }
 
@@ -188,6 +193,7 @@ impl<'g> Driver<'g> {
             ended: None,
             aborted: false,
             seen: None,
+            held: None,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -215,10 +221,51 @@ impl<'g> Driver<'g> {
     }
 
     fn recover(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
-        let loaded = self.goals.load(&self.id)?;
-        self.catalog = loaded.catalog.clone();
-        self.interrupt_lost(&loaded, observer)?;
+        // The whole log, once, when the run lock is taken: every chain hash is checked by
+        // each driver; from then on it reads only what follows.
+        let held = self.goals.load_held(&self.id, false)?;
+        self.catalog = held.loaded.catalog.clone();
+        self.interrupt_lost(&held.loaded, observer)?;
+        self.held = Some(held);
         Ok(())
+    }
+
+    /// The goal now: the held one brought up to date (only what was appended since it was
+    /// read is read), or read whole when none is held.
+    fn look(&mut self) -> Result<&Held, GoalError> {
+        let held = match self.held.take() {
+            Some(held) => self.goals.refresh(held)?,
+            None => self.goals.load_held(&self.id, true)?,
+        };
+        Ok(self.held.insert(held))
+    }
+
+    /// [`Goals::report`] on the held goal: decided on it brought up to date, and the event
+    /// appended folded into it.
+    fn report_held(
+        &mut self,
+        work: &str,
+        report: &Report,
+        run: Option<&str>,
+    ) -> Result<lwir_repair::events::Event, GoalError> {
+        for _ in 0..crate::goal::MAX_CONFLICTS {
+            self.look()?;
+            let Some(held) = self.held.as_mut() else {
+                continue;
+            };
+            match self.goals.report_on(&held.loaded, work, report, run) {
+                Ok(event) => {
+                    if held.appended(&event).is_err() {
+                        // Folded as the log will be read: the next look reads it whole.
+                        self.held = None;
+                    }
+                    return Ok(event);
+                }
+                Err(GoalError::Store(StoreError::Conflict { .. })) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(crate::goal::busy(&self.id))
     }
 
     /// Records as interrupted every attempt dispatched to a runner that no runner of this
@@ -273,21 +320,27 @@ impl<'g> Driver<'g> {
     where
         'g: 'env,
     {
-        let loaded = self.goals.load(&self.id)?;
-        if self.interrupt_lost(&loaded, observer)? {
+        self.look()?;
+        let Some(held) = self.held.take() else {
+            return Ok(Step::Acted);
+        };
+        let lost = self.interrupt_lost(&held.loaded, observer);
+        let held = self.held.insert(held);
+        if lost? {
             return Ok(Step::Acted);
         }
         if let Some(trigger) = self.ended.take()
-            && self.goals.adaptation_due(&loaded, &trigger).is_none()
+            && self.goals.adaptation_due(&held.loaded, &trigger).is_none()
         {
             return Ok(Step::Adapt(trigger));
         }
-        let projection = self.goals.project(&loaded);
+        let projection = self.goals.view(&held.loaded);
+        self.seen = Some(held.position.clone());
         self.report.status = projection.status;
-        self.report.reason = projection.reason.clone();
-        self.seen = Some(projection.fingerprint.clone());
+        self.report.reason = projection.reason;
+        let status = projection.status;
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
-        Ok(match projection.status {
+        Ok(match status {
             Status::Succeeded
             | Status::Cancelled
             | Status::Exhausted
@@ -317,7 +370,10 @@ impl<'g> Driver<'g> {
     where
         'g: 'env,
     {
-        let (ready, unresolved) = self.goals.next(&self.id)?;
+        let (ready, unresolved) = match &self.held {
+            Some(held) => self.goals.next_on(&held.loaded)?,
+            None => self.goals.next(&self.id)?,
+        };
         let mut acted = false;
         for u in unresolved {
             let message = format!("its input cannot be resolved: {}", u.error);
@@ -328,7 +384,7 @@ impl<'g> Driver<'g> {
                 },
                 None => Report::Failed(message.clone()),
             };
-            if self.goals.report(&self.id, &u.id, &report).is_ok() {
+            if self.report_held(&u.id, &report, None).is_ok() {
                 acted = true;
                 self.report.failed += 1;
                 observer.progress(
@@ -356,13 +412,13 @@ impl<'g> Driver<'g> {
                         "template `{}` ({}) no longer verifies in the registry; nothing was run",
                         d.template, d.version
                     );
-                    self.goals.report(
-                        &self.id,
+                    self.report_held(
                         &d.id,
                         &Report::FailedWith {
                             code: Code::TemplateDigestMismatch,
                             message: message.clone(),
                         },
+                        None,
                     )?;
                     self.report.failed += 1;
                     observer.progress(
@@ -381,7 +437,7 @@ impl<'g> Driver<'g> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let event = match self.goals.report(&self.id, &d.id, &Report::Dispatched) {
+            let event = match self.report_held(&d.id, &Report::Dispatched, None) {
                 Ok(event) => event,
                 // Someone else started it, or max_parallel filled meanwhile.
                 Err(GoalError::Refused(_)) => continue,
@@ -529,10 +585,7 @@ impl<'g> Driver<'g> {
             Report::Failed(e) | Report::FailedWith { message: e, .. } => (false, Some(e.clone())),
             Report::Started | Report::Dispatched => (false, None),
         };
-        match self
-            .goals
-            .report_run(&self.id, &done.work, &report, run.as_deref())
-        {
+        match self.report_held(&done.work, &report, run.as_deref()) {
             Ok(_) => {
                 if self.ended.is_none() {
                     let generation = flight.as_ref().map(|f| f.generation);
@@ -624,12 +677,28 @@ impl<'g> Driver<'g> {
         self.report.adaptations.push((plan.clone(), how));
     }
 
-    /// The report so far, with the goal's status now.
+    /// The report so far, with the goal's status now. The fold the driver kept is left as
+    /// the store's checkpoint, for the next reader.
     pub fn finish(mut self) -> Result<RunReport, GoalError> {
-        let projection = self.goals.show(&self.id)?;
+        self.look()?;
+        let Some(held) = &self.held else {
+            return Err(crate::goal::busy(&self.id));
+        };
+        if let Some(position) = &held.position {
+            self.goals.keep(&self.id, &held.loaded.fold, position);
+        }
+        let projection = self.goals.view(&held.loaded);
         self.report.status = projection.status;
         self.report.reason = projection.reason;
         Ok(self.report)
+    }
+
+    /// The fingerprint of the projection the last step decided on (of the goal as it held
+    /// it then), and the position of the log it read.
+    fn seen(self) -> Option<(String, Option<Position>)> {
+        let position = self.seen?;
+        let held = self.held.as_ref()?;
+        Some((self.goals.project(&held.loaded).fingerprint, position))
     }
 }
 
@@ -785,6 +854,14 @@ pub struct Service<'a> {
     pub grace: std::time::Duration,
 }
 
+/// A goal `goal serve` parked: the fingerprint of its projection then, and the position of
+/// its log it was read at. While nothing is appended after that position it is not read
+/// again; else its fingerprint decides.
+struct Quiescent {
+    fingerprint: String,
+    position: Option<Position>,
+}
+
 /// What a service run did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ServiceReport {
@@ -825,7 +902,7 @@ impl Goals<'_> {
         use std::sync::atomic::Ordering;
         let mut report = ServiceReport::default();
         let mut drivers: BTreeMap<String, Driver<'_>> = BTreeMap::new();
-        let mut quiescent: BTreeMap<String, String> = BTreeMap::new();
+        let mut quiescent: BTreeMap<String, Quiescent> = BTreeMap::new();
         let mut planning: std::collections::BTreeSet<String> = Default::default();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<Done>();
         let (plan_tx, plan_rx) =
@@ -865,8 +942,19 @@ impl Goals<'_> {
                             continue;
                         }
                         if let Some(seen) = quiescent.get(&id) {
+                            // Nothing appended since it was parked: still quiescent, told by
+                            // reading the log's last event only.
+                            let unchanged = seen.position.as_ref().is_some_and(|position| {
+                                matches!(
+                                    self.store.events_since(&id, Some(position)),
+                                    Ok(Some((tail, _))) if tail.is_empty()
+                                )
+                            });
+                            if unchanged {
+                                continue;
+                            }
                             match self.show(&id) {
-                                Ok(p) if &p.fingerprint == seen => continue,
+                                Ok(p) if p.fingerprint == seen.fingerprint => continue,
                                 _ => {
                                     quiescent.remove(&id);
                                 }
@@ -1035,16 +1123,26 @@ impl Goals<'_> {
     fn park(
         &self,
         id: &str,
-        quiescent: &mut BTreeMap<String, String>,
+        quiescent: &mut BTreeMap<String, Quiescent>,
         drivers: &mut BTreeMap<String, Driver<'_>>,
         stepped: bool,
     ) {
         if drivers.get(id).is_some_and(Driver::busy) {
             return;
         }
-        let seen = drivers.remove(id).and_then(|d| d.seen).filter(|_| stepped);
-        if let Some(fingerprint) = seen.or_else(|| self.show(id).ok().map(|p| p.fingerprint)) {
-            quiescent.insert(id.to_owned(), fingerprint);
+        let seen = drivers
+            .remove(id)
+            .and_then(Driver::seen)
+            .filter(|_| stepped);
+        let seen = seen.or_else(|| self.show(id).ok().map(|p| (p.fingerprint, None)));
+        if let Some((fingerprint, position)) = seen {
+            quiescent.insert(
+                id.to_owned(),
+                Quiescent {
+                    fingerprint,
+                    position,
+                },
+            );
         }
     }
 }

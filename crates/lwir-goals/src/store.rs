@@ -14,6 +14,7 @@
 //! ```text
 //! <dir>/<goal-id>/goal.json                 the frozen goal file (RFC 8785 canonical bytes)
 //! <dir>/<goal-id>/events.jsonl              the goal's event log
+//! <dir>/<goal-id>/checkpoint.json           the fold of a prefix of the log (a cache)
 //! <dir>/<goal-id>/plans/<plan>/events.jsonl the plan's own log (held while it runs)
 //! <dir>/<goal-id>/plans/<plan>/<name>.json  the plan's request, answers and findings
 //! ```
@@ -89,6 +90,39 @@ impl RunGuard {
     }
 }
 
+/// Where a reader stands in a goal's log: the last event it read, named by its seq and its
+/// chain hash (which stands for every event before it), and where that event's line is.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Position {
+    /// The seq of the last event read (0: none).
+    pub seq: u64,
+    /// Its chain hash, as the store keeps it (`""` for none).
+    pub chain: String,
+    /// The chain hash of the event before it (`""` for none).
+    pub previous: String,
+    /// Where its line begins, for a store that keeps lines in a file (0 otherwise).
+    pub start: u64,
+    /// Where its line ends, after its `\n` (0 for a store that keeps no file).
+    pub end: u64,
+}
+
+impl Position {
+    /// Before the first event.
+    pub fn origin() -> Self {
+        Position {
+            seq: 0,
+            chain: String::new(),
+            previous: String::new(),
+            start: 0,
+            end: 0,
+        }
+    }
+}
+
+/// What [`Store::events_since`] read: the events after the position asked for, and where
+/// the log ends now (`None` when the store cannot say).
+pub type Since = (Vec<Event>, Option<Position>);
+
 /// A place goals are kept.
 pub trait Store: Sync {
     /// Where the store is, for messages.
@@ -128,6 +162,35 @@ pub trait Store: Sync {
             out.push(e);
         }
         Ok(out)
+    }
+    /// The committed events of `goal`'s log after `after` (the whole log when `None`), and
+    /// its position now — without reading what `after` covers, where the store can. The
+    /// store checks that the log still holds the event `after` names, with its chain hash;
+    /// `Ok(None)` when it does not (or the store cannot read from a position): the reader
+    /// then reads the whole log ([`Store::events`]), which says what is wrong if anything
+    /// is. A store without positions reads the whole log and gives no position.
+    fn events_since(
+        &self,
+        goal: &str,
+        after: Option<&Position>,
+    ) -> Result<Option<Since>, StoreError> {
+        match after {
+            Some(_) => Ok(None),
+            None => Ok(Some((self.events(goal)?, None))),
+        }
+    }
+    /// The checkpoint of `goal`'s fold last stored ([`Store::put_checkpoint`]), as it was
+    /// stored; `None` when there is none, or the store keeps none. Only a cache: whoever
+    /// reads it checks it against the log.
+    fn checkpoint(&self, goal: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let _ = goal;
+        Ok(None)
+    }
+    /// Stores a checkpoint of `goal`'s fold in place of the one before (atomically: a reader
+    /// finds the old one or the new one); a store that keeps none ignores it.
+    fn put_checkpoint(&self, goal: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let _ = (goal, bytes);
+        Ok(())
     }
     /// Opens the log of plan `plan` of `goal` for this process alone; [`StoreError::Busy`]
     /// when another process holds it.
@@ -289,6 +352,36 @@ impl Store for Directory {
             Err(LogError::Missing { .. }) => Ok(Vec::new()),
             Err(e) => Err(from_log(e)),
         }
+    }
+
+    fn events_since(
+        &self,
+        goal: &str,
+        after: Option<&Position>,
+    ) -> Result<Option<Since>, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
+        match read_since(&path, after) {
+            Ok(Some((events, position))) => Ok(Some((events, Some(position)))),
+            Ok(None) => Ok(None),
+            // Something is off past `after` (a damaged line, a log without chains): the
+            // whole read says what, or reads a log this reader does not position.
+            Err(()) if after.is_none() => Ok(Some((self.events(goal)?, None))),
+            Err(()) => Ok(None),
+        }
+    }
+
+    fn checkpoint(&self, goal: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(CHECKPOINT);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(&path, e)),
+        }
+    }
+
+    fn put_checkpoint(&self, goal: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.goal_dir(checked("goal", goal)?).join(CHECKPOINT);
+        files::write_atomically(&path, bytes).map_err(|e| io(&path, e))
     }
 
     fn append(
@@ -454,6 +547,89 @@ impl Directory {
 
 /// The name of the run lock in a goal's directory.
 pub const RUN_LOCK: &str = "run.lock";
+
+/// The name of the checkpoint of the fold in a goal's directory.
+pub const CHECKPOINT: &str = "checkpoint.json";
+
+/// The `chain` member of a log line.
+#[derive(serde::Deserialize)]
+struct ChainOf {
+    #[serde(default)]
+    chain: Option<String>,
+}
+
+/// One complete line of a goal log (without its `\n`) as the event with seq `expected`,
+/// with its stated chain: the checks [`events::read`] makes of a line, or `None`.
+fn line_event(line: &[u8], expected: u64) -> Option<(Event, String)> {
+    let text = std::str::from_utf8(line).ok().filter(|t| !t.is_empty())?;
+    let event: Event = serde_json::from_str(text).ok()?;
+    if event.seq != expected || event.event.is_empty() || !event.data.is_object() {
+        return None;
+    }
+    let chain = serde_json::from_str::<ChainOf>(text).ok()?.chain?;
+    Some((event, chain))
+}
+
+/// The committed events of the goal log at `path` after `after` (all of them without),
+/// read from where `after`'s line begins, and the position at its end. `Ok(None)` when the
+/// log does not hold `after`'s event where it says, with its chain; `Err(())` when a line
+/// past it is not a chained next event (the whole read, [`events::read`], says why).
+fn read_since(path: &Path, after: Option<&Position>) -> Result<Option<(Vec<Event>, Position)>, ()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let after = after.cloned().unwrap_or_else(Position::origin);
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && after.seq == 0 => {
+            return Ok(Some((Vec::new(), after)));
+        }
+        Err(_) => return Ok(None),
+    };
+    let start = if after.seq == 0 { 0 } else { after.start };
+    if after.seq > 0 && after.end <= start {
+        return Ok(None);
+    }
+    let len = file.metadata().map_err(drop)?.len();
+    if len < after.end {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
+    file.seek(SeekFrom::Start(start)).map_err(drop)?;
+    file.read_to_end(&mut bytes).map_err(drop)?;
+    let mut at = 0usize;
+    let mut position = after.clone();
+    if after.seq > 0 {
+        // The line `after` names: the same event, with the same chain, still intact.
+        let end = usize::try_from(after.end - start).map_err(drop)?;
+        if bytes.get(end - 1) != Some(&b'\n') {
+            return Ok(None);
+        }
+        let Some((event, chain)) = line_event(&bytes[..end - 1], after.seq) else {
+            return Ok(None);
+        };
+        if chain != after.chain || events::chain_of(&after.previous, &event) != chain {
+            return Ok(None);
+        }
+        at = end;
+    }
+    let mut out = Vec::new();
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == b'\n') {
+        let line = &bytes[at..at + offset];
+        let (event, chain) = line_event(line, position.seq + 1).ok_or(())?;
+        if events::chain_of(&position.chain, &event) != chain {
+            return Err(());
+        }
+        position = Position {
+            seq: event.seq,
+            previous: std::mem::replace(&mut position.chain, chain.clone()),
+            chain,
+            start: start + at as u64,
+            end: start + (at + offset + 1) as u64,
+        };
+        out.push(event);
+        at += offset + 1;
+    }
+    Ok(Some((out, position)))
+}
 
 struct DirectoryPlan {
     dir: PathBuf,

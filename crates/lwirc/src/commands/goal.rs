@@ -340,9 +340,8 @@ fn builtin_runner(
     // command runs it in the interpreter), the program `LWIRC_EXE` names.
     let exe = match std::env::var_os("LWIRC_EXE").filter(|v| !v.is_empty()) {
         Some(exe) => PathBuf::from(exe),
-        None => std::env::current_exe().map_err(|e| {
-            anyhow::anyhow!("cannot find lwirc's own program to run attempts: {e}")
-        })?,
+        None => std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("cannot find lwirc's own program to run attempts: {e}"))?,
     };
     let mut words = vec![
         exe.to_string_lossy().into_owned(),
