@@ -263,7 +263,7 @@ fn the_checkpointed_fold_is_the_full_fold_for_random_histories() {
         let other = world.create(&second);
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut saved = Vec::new();
-        for step in 0..400 {
+        for step in 0..250 {
             let what = act(&world, &goal, &other, &mut rng, &mut saved);
             same(&world, &goal, seed, step, &what);
         }
