@@ -696,7 +696,8 @@ impl Goals<'_> {
         loaded: &Loaded,
     ) -> Result<(Vec<Dispatch>, Vec<Unresolved>), GoalError> {
         let projection = self.view(loaded);
-        if projection.status != Status::Ready {
+        // Ready work is dispatchable while other work runs (up to max_parallel).
+        if !projection.dispatchable {
             return Ok((Vec::new(), Vec::new()));
         }
         let running = projection

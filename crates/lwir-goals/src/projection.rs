@@ -703,6 +703,11 @@ pub struct Projection {
     pub objective: String,
     /// Its status.
     pub status: Status,
+    /// Whether ready work may be dispatched now: the goal is `ready`, or `running` only
+    /// because work items run while others are ready (no replan in progress, no plan
+    /// waiting for review). Not in the JSON: `status` says what the goal is.
+    #[serde(skip)]
+    pub dispatchable: bool,
     /// Why it has that status, and what to do next.
     pub reason: String,
     /// The active generation.
@@ -994,6 +999,14 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
         Some(r) => describe_stuck(fold, &status, r, max_attempts(&fold.items[r])),
         None => "generation 0 is not materialized yet".to_owned(),
     };
+    let waiting_plan = plans
+        .iter()
+        .any(|v| matches!(v.status, "in-progress" | "awaiting-review" | "approved"));
+    let dispatchable = fold.cancelled.is_none()
+        && fold.generation.is_some()
+        && !waiting_plan
+        && !root.is_some_and(|r| status[r] == WorkStatus::Succeeded)
+        && any(WorkStatus::Ready);
     let (status_now, reason) = if let Some((c, at)) = &fold.cancelled {
         (
             Status::Cancelled,
@@ -1137,6 +1150,7 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
         name: file.goal.clone(),
         objective: file.objective.clone(),
         status: status_now,
+        dispatchable,
         reason,
         generation: fold.generation.unwrap_or(0),
         active_root: root.map(root_ref),

@@ -213,6 +213,64 @@ fn never_more_than_max_parallel_runners_and_retries_stop_at_each_ceiling() {
     );
 }
 
+/// Ready work starts as soon as a slot is free, not when the whole batch has ended: with
+/// two slots and one slow item, every fast item runs and ends while the slow one still
+/// runs; and `goal next` lists ready work while other work runs.
+#[test]
+fn ready_work_starts_while_other_work_runs() {
+    let dir = setup();
+    let d = dir.path();
+    let goal = wide_goal(
+        d,
+        5,
+        1,
+        json!({ "max_total_attempts": 20, "max_parallel": 2 }),
+    );
+    let ends = d.join("ends");
+    let runner = script(
+        d,
+        "slow-k0.sh",
+        &format!(
+            "cat >/dev/null; [ \"$LWIRC_WORK_KEY\" = k0 ] && sleep 3; echo \"$LWIRC_WORK_KEY\" >> {e}; echo '{OK}'",
+            e = ends.display()
+        ),
+    );
+    let out = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
+    assert_exit(&out, 0);
+    let order: Vec<String> = std::fs::read_to_string(&ends)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(order.len(), 6, "{order:?}");
+    assert_eq!(
+        &order[4..],
+        ["k0", "all"],
+        "k1..k4 ran in the other slot while k0 ran: {order:?}"
+    );
+
+    // `goal next` while an item runs (reported started by hand): the others are listed.
+    let goal = {
+        let mut file: Value =
+            serde_json::from_slice(&std::fs::read(d.join("goal.json")).unwrap()).unwrap();
+        file["goal"] = json!("by-hand");
+        let path = write_json(d, "by-hand.json", &file);
+        let out = lwirc(d, &["goal", "create", &path]);
+        assert_exit(&out, 0);
+        stdout(&out).trim().to_owned()
+    };
+    assert_exit(&lwirc(d, &["goal", "report", &goal, "k0", "started"]), 0);
+    let out = lwirc(d, &["goal", "next", &goal]);
+    assert_exit(&out, 0);
+    let next: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&str> = next
+        .as_array()
+        .map(|a| a.iter().filter_map(|w| w["key"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["k1"], "one slot left of two: {next}");
+    assert_eq!(show(d, &goal)["status"], "running");
+}
+
 #[test]
 fn the_goal_wide_budget_stops_everything_even_when_ceilings_remain() {
     let dir = setup();
