@@ -54,6 +54,20 @@ struct Listing {
     changed: std::collections::BTreeSet<String>,
 }
 
+impl Listing {
+    /// The server's tools as listed again (after `seen` list changes): which differ from
+    /// the reference now.
+    fn relisted(&mut self, tools: &BTreeMap<String, LiveTool>, seen: u64) {
+        self.changed = self
+            .reference
+            .iter()
+            .filter(|(n, t)| tools.get(*n) != Some(t))
+            .map(|(n, _)| n.clone())
+            .collect();
+        self.seen = seen;
+    }
+}
+
 impl Servers {
     pub(super) fn new(bindings: &Bindings) -> Self {
         let mut max_message: BTreeMap<String, usize> = BTreeMap::new();
@@ -115,13 +129,7 @@ impl Servers {
         {
             let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(listing) = listed.get_mut(server) {
-                listing.changed = listing
-                    .reference
-                    .iter()
-                    .filter(|(n, t)| tools.get(*n) != Some(t))
-                    .map(|(n, _)| n.clone())
-                    .collect();
-                listing.seen = fresh.list_changes();
+                listing.relisted(&tools, fresh.list_changes());
             }
         }
         let slot: Slot = Arc::new(OnceLock::new());
@@ -240,13 +248,7 @@ impl Servers {
                     shown(&e)
                 )
             })?;
-            listing.changed = listing
-                .reference
-                .iter()
-                .filter(|(n, t)| tools.get(*n) != Some(t))
-                .map(|(n, _)| n.clone())
-                .collect();
-            listing.seen = now;
+            listing.relisted(&tools, now);
         }
         if listing.changed.contains(name) {
             return Err(format!(
