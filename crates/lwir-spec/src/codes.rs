@@ -176,6 +176,34 @@ impl Code {
             .map(|l| l.trim())
             .unwrap_or_default()
     }
+
+    /// What `lwirc explain CODE` prints: its name, validator, severity and documentation.
+    pub fn explanation(self) -> String {
+        format!(
+            "# {self}: {}\n\nValidator: {} · default severity: {}\n\n{}",
+            self.name(),
+            self.validator().as_str(),
+            self.severity().as_str(),
+            self.docs()
+        )
+    }
+
+    /// What `lwirc explain` prints: one line per stable code (code, name, validator,
+    /// severity, summary).
+    pub fn index() -> String {
+        let mut out = String::new();
+        for &code in Code::ALL.iter().filter(|c| c.status() == Status::Stable) {
+            out.push_str(&format!(
+                "{}  {:<30} {:<10} {:<7} {}\n",
+                code,
+                code.name(),
+                code.validator().as_str(),
+                code.severity().as_str(),
+                code.summary()
+            ));
+        }
+        out
+    }
 }
 
 impl std::fmt::Display for Code {

@@ -18,7 +18,6 @@ use lwir_repair::process::Limits;
 use lwir_repair::protocol::Request;
 use lwir_session::{Compiled, End, SessionError, Settings};
 use lwir_spec::Code;
-use lwir_spec::codes::Status;
 use lwir_validators::pipeline::{self, Definition, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -116,18 +115,7 @@ fn version_of(py: Python<'_>, value: Named) -> PyResult<String> {
 #[pyo3(signature = (code=None))]
 fn explain(code: Option<&str>) -> PyResult<String> {
     let Some(text) = code else {
-        let mut out = String::new();
-        for &code in Code::ALL.iter().filter(|c| c.status() == Status::Stable) {
-            out.push_str(&format!(
-                "{}  {:<30} {:<10} {:<7} {}\n",
-                code,
-                code.name(),
-                code.validator().as_str(),
-                code.severity().as_str(),
-                code.summary()
-            ));
-        }
-        return Ok(out);
+        return Ok(Code::index());
     };
     let Some(code) = Code::parse(text.trim()) else {
         return Err(Error::new_err((
@@ -135,13 +123,7 @@ fn explain(code: Option<&str>) -> PyResult<String> {
             (),
         )));
     };
-    Ok(format!(
-        "# {code}: {}\n\nValidator: {} · default severity: {}\n\n{}",
-        code.name(),
-        code.validator().as_str(),
-        code.severity().as_str(),
-        code.docs()
-    ))
+    Ok(code.explanation())
 }
 
 /// Applies the fixes the draft's findings offer (`lwirc fix`): the fixed draft's bytes and

@@ -2,7 +2,6 @@
 
 use anyhow::bail;
 use lwir_spec::Code;
-use lwir_spec::codes::Status;
 
 use super::print;
 use crate::exit;
@@ -28,18 +27,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let Some(text) = args.code else {
-        let mut out = String::new();
-        for &code in Code::ALL.iter().filter(|c| c.status() == Status::Stable) {
-            out.push_str(&format!(
-                "{}  {:<30} {:<10} {:<7} {}\n",
-                code,
-                code.name(),
-                code.validator().as_str(),
-                code.severity().as_str(),
-                code.summary()
-            ));
-        }
-        print(&out)?;
+        print(&Code::index())?;
         return Ok(exit::OK);
     };
     if text.trim() == "functions" {
@@ -53,12 +41,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let Some(code) = Code::parse(text.trim()) else {
         bail!("unknown code `{text}`; `lwirc explain` lists them all");
     };
-    print(&format!(
-        "# {code}: {}\n\nValidator: {} · default severity: {}\n\n{}",
-        code.name(),
-        code.validator().as_str(),
-        code.severity().as_str(),
-        code.docs()
-    ))?;
+    print(&code.explanation())?;
     Ok(exit::OK)
 }
