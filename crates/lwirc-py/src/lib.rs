@@ -364,6 +364,19 @@ struct PyRegistry {
     location: String,
 }
 
+impl PyRegistry {
+    /// The version `version` names (a digest or a unique prefix of its hex) and its entry.
+    fn entry(&self, version: &str) -> PyResult<(lwir_registry::Digest, lwir_registry::Entry)> {
+        let digest = self.registry.resolve(version).map_err(registry_error)?;
+        let entry = self
+            .registry
+            .entry(&digest)
+            .map_err(registry_error)?
+            .ok_or_else(|| registry_error(format!("no version `{version}` in the registry")))?;
+        Ok((digest, entry))
+    }
+}
+
 #[pymethods]
 impl PyRegistry {
     #[new]
@@ -420,12 +433,7 @@ impl PyRegistry {
     /// "lwir"}` (`lwir`: the registered document's text).
     fn show(&self, py: Python<'_>, version: String) -> PyResult<String> {
         py.detach(|| {
-            let digest = self.registry.resolve(&version).map_err(registry_error)?;
-            let entry = self
-                .registry
-                .entry(&digest)
-                .map_err(registry_error)?
-                .ok_or_else(|| registry_error(format!("no version `{version}` in the registry")))?;
+            let (digest, entry) = self.entry(&version)?;
             let lwir = self.registry.lwir(&digest).map_err(registry_error)?;
             let mut out = entry_json(&entry);
             out["lwir"] = json!(String::from_utf8_lossy(&lwir));
@@ -474,12 +482,7 @@ impl PyRegistry {
     /// JSON report, whose `version` is present when nothing it depends on changed.
     fn drift(&self, py: Python<'_>, version: String, definition: Named) -> PyResult<String> {
         py.detach(|| {
-            let digest = self.registry.resolve(&version).map_err(registry_error)?;
-            let entry = self
-                .registry
-                .entry(&digest)
-                .map_err(registry_error)?
-                .ok_or_else(|| registry_error(format!("no version `{version}` in the registry")))?;
+            let (digest, entry) = self.entry(&version)?;
             let (name, bytes) = definition;
             let (read, reader_findings) = lwir_spec::document::read_document(bytes.clone());
             let document = match read {
