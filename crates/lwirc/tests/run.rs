@@ -963,6 +963,34 @@ fn goals_run_their_attempts_on_the_runtime() {
     let out = lwirc(dir.path(), &["goal", "next", &good_goal]);
     assert_exit(&out, 0);
 
+    // `lwirc runner` given what is not a run request: exit 2, said on one clean line.
+    for request in [
+        "not json \u{1b}[2J".to_owned(),
+        json!({"kind": "run", "protocol": "lwir-runner/0"}).to_string(),
+        json!({"kind": "run", "protocol": "lwir-runner/1", "work": {"version": "x\u{1b}[31m"}})
+            .to_string(),
+    ] {
+        let mut child = command(dir.path(), &["runner", "--bindings", &good])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(request.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_exit(&out, 2);
+        let err = stderr(&out);
+        assert!(err.contains("is not a lwir-runner/1 run request"), "{err}");
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+        assert!(out.stdout.is_empty());
+    }
+
     // Three runs in the store, each rebuilt from its log with nothing called.
     let out = lwirc(dir.path(), &["runs", "replay", "--all"]);
     assert_exit(&out, 0);

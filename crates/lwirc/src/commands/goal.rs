@@ -355,7 +355,7 @@ fn builtin_runner(
     if let Some(registry) = registry {
         let text = registry.to_string_lossy();
         // A registry URL (`oci://…`) is passed as given; a directory made absolute.
-        let location = if text.contains("://") {
+        let location = if lwir_registry::OciUrl::parse(&text).is_some() {
             text.into_owned()
         } else {
             absolute(registry)?

@@ -45,7 +45,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     let (version, input) = match request(&source.bytes) {
         Ok(found) => found,
         Err(why) => {
-            eprintln!("lwirc runner: the request is not a {PROTOCOL} run request: {why}");
+            eprintln!(
+                "lwirc runner: the request is not a {PROTOCOL} run request: {}",
+                sanitize(&why)
+            );
             return Ok(exit::USAGE);
         }
     };
@@ -54,7 +57,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     };
     let (registry, _) = open_registry(args.places.registry.clone(), true)?;
     let runtime = Runtime::new(args.places.store(), &registry);
-    let input_doc = lwir_spec::document::read(serde_json::to_vec(&input)?)
+    // The input as the request wrote it (its findings point into it).
+    let input_doc = lwir_spec::document::read(source.bytes[input].to_vec())
         .document
         .ok_or_else(|| anyhow::anyhow!("the work's input does not read back"))?;
     let outcome = runtime.start(
@@ -78,8 +82,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// The version and the input of a run request.
-fn request(bytes: &[u8]) -> Result<(String, Value), String> {
+/// The version of a run request, and where its input is in it.
+fn request(bytes: &[u8]) -> Result<(String, std::ops::Range<usize>), String> {
     let read = lwir_spec::document::read(bytes.to_vec());
     if let Some(f) = read.findings.iter().find(|f| f.is_error()) {
         return Err(format!("{} (byte {})", f.message, f.span.start()));
@@ -98,70 +102,52 @@ fn request(bytes: &[u8]) -> Result<(String, Value), String> {
         .and_then(Node::as_str)
         .ok_or("its `work` has no string `version`")?;
     let input = work.get("input").ok_or("its `work` has no `input`")?;
-    Ok((version.to_owned(), input.to_json()))
+    Ok((version.to_owned(), input.span.range()))
 }
 
-/// The runner's answer for how the run went.
+/// The runner's answer for how the run went, naming the run when one was recorded.
 fn answer(outcome: Result<lwir_runtime::Report, RunError>) -> Value {
-    let failed = |error: String, run: Option<&str>| {
-        let mut answer = json!({"kind": "failed", "error": error});
-        if let Some(run) = run {
-            answer["run"] = json!(run);
-        }
-        answer
-    };
+    let failed = |error: String| json!({"kind": "failed", "error": error});
     let report = match outcome {
         Ok(report) => report,
         Err(e) => {
-            return failed(
-                format!("the version cannot run: {}", sanitize(&e.to_string())),
-                None,
-            );
+            return failed(format!(
+                "the version cannot run: {}",
+                sanitize(&e.to_string())
+            ));
         }
     };
-    let run = report.run.as_deref();
-    match &report.status {
-        Status::Succeeded { output } => {
-            let mut answer = json!({"kind": "succeeded", "output": output});
-            if let Some(run) = run {
-                answer["run"] = json!(run);
-            }
-            answer
-        }
-        Status::Failed { step, failure } => failed(
-            format!(
-                "{}: {} {}",
-                step.as_deref()
-                    .map_or("the workflow's output".to_owned(), |s| format!(
-                        "step `{s}`"
-                    )),
-                failure.code,
-                failure.error,
-            ),
-            run,
-        ),
-        Status::Refused { input, findings } => failed(
-            format!(
-                "{}: {}",
-                if *input {
-                    "the work's input does not fit the workflow's input schema"
-                } else {
-                    "the bindings cannot run this version"
-                },
-                listed(findings)
-            ),
-            run,
-        ),
-        Status::Drift { findings } | Status::Paused { findings } => failed(
-            format!(
-                "the tools drifted from the version's registration record; nothing ran: {}",
-                listed(findings)
-            ),
-            run,
-        ),
-        Status::Differs(d) => failed(d.failure().error, run),
-        Status::Incomplete => failed("the run stopped before its end".into(), run),
+    let mut answer = match &report.status {
+        Status::Succeeded { output } => json!({"kind": "succeeded", "output": output}),
+        Status::Failed { step, failure } => failed(format!(
+            "{}: {} {}",
+            step.as_deref()
+                .map_or("the workflow's output".to_owned(), |s| format!(
+                    "step `{s}`"
+                )),
+            failure.code,
+            failure.error,
+        )),
+        Status::Refused { input, findings } => failed(format!(
+            "{}: {}",
+            if *input {
+                "the work's input does not fit the workflow's input schema"
+            } else {
+                "the bindings cannot run this version"
+            },
+            listed(findings)
+        )),
+        Status::Drift { findings } | Status::Paused { findings } => failed(format!(
+            "the tools drifted from the version's registration record; nothing ran: {}",
+            listed(findings)
+        )),
+        Status::Differs(d) => failed(d.failure().error),
+        Status::Incomplete => failed("the run stopped before its end".into()),
+    };
+    if let Some(run) = &report.run {
+        answer["run"] = json!(run);
     }
+    answer
 }
 
 /// Findings in one line: code, pointer and message of each (the first five).
