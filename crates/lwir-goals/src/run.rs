@@ -346,24 +346,17 @@ impl<'g> Driver<'g> {
             | Status::Exhausted
             | Status::AwaitingReview
             | Status::Attention => wait_or_stop(self.busy()),
-            // Work running, and other work ready: it starts now, not after the batch.
-            Status::Running if projection.dispatchable => {
-                if self.dispatch(scope, runner, done, observer)? {
-                    Step::Acted
-                } else {
-                    Step::Wait
-                }
-            }
-            Status::Running => Step::Wait,
             Status::Eligible if self.busy() => Step::Wait,
             Status::Eligible => Step::Replan,
-            Status::Ready => {
+            // Ready work starts now, also beside work that runs (not after the batch).
+            Status::Ready | Status::Running if projection.dispatchable => {
                 if self.dispatch(scope, runner, done, observer)? {
                     Step::Acted
                 } else {
                     Step::Wait
                 }
             }
+            Status::Ready | Status::Running => Step::Wait,
         })
     }
 
