@@ -16,7 +16,7 @@ use lwir_spec::{Code, Finding, Node};
 use serde::Serialize;
 
 use crate::agent::Agent;
-use crate::events::{self, GoalEvent};
+use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
 use crate::goal::{
     GoalError, Goals, Loaded, attention, cut, finding_json, goal_summary, plan_failed,
@@ -24,8 +24,8 @@ use crate::goal::{
 use crate::projection::{Status, WorkStatus};
 
 /// Appends one event to the plan's log and the goal's.
-type Append<'a> = dyn FnMut(&str, serde_json::Value, &mut Box<dyn crate::store::PlanLog>) -> Result<(), GoalError>
-    + 'a;
+type Append<'a> =
+    dyn FnMut(GoalEvent, &mut Box<dyn crate::store::PlanLog>) -> Result<(), GoalError> + 'a;
 
 /// The attempt whose end may trigger an adaptation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -162,22 +162,20 @@ impl Goals<'_> {
             doing: "adapted",
         };
         let mut append =
-            |name: &str, data: serde_json::Value, log: &mut Box<dyn crate::store::PlanLog>| {
-                writer.append(log, name, data)
-            };
+            |event: GoalEvent, log: &mut Box<dyn crate::store::PlanLog>| writer.append(log, &event);
         let request = self.adapt_request(&loaded, &plan, trigger);
         let bytes = serde_json::to_vec(&request).unwrap_or_default();
         log.put("request-1", &bytes)?;
-        log.append(
-            "plan.session.started",
-            serde_json::json!({ "manifest": request["manifest"], "planner": planner.describe() }),
-        )?;
+        log.append(PlanEvent::SessionStarted(&events::SessionStarted {
+            manifest: request["manifest"].clone(),
+            planner: planner.describe(),
+        }))?;
         let env = crate::goal::agent_env(1, id, &plan);
         let answer = match planner.call("adapt", &bytes, &env) {
             Ok(answer) => answer,
             Err(failure) => {
-                let (charged, data) = crate::goal::no_answer(&plan, &failure);
-                append("plan.failed", data, &mut log)?;
+                let (charged, event) = crate::goal::no_answer(&plan, &failure);
+                append(event, &mut log)?;
                 return Ok(Adapted::Failed {
                     plan,
                     charged,
@@ -202,14 +200,14 @@ impl Goals<'_> {
                 "the revision was refused with {} finding(s)",
                 findings.iter().filter(|f| f.is_error()).count()
             );
-            let data = plan_failed(
+            let event = plan_failed(
                 plan.clone(),
                 true,
                 code.as_str().to_owned(),
                 message.clone(),
                 json,
             );
-            append("plan.failed", data, log)?;
+            append(event, log)?;
             Ok(Adapted::Failed {
                 plan: plan.clone(),
                 charged: true,
@@ -234,8 +232,8 @@ impl Goals<'_> {
         };
         match doc.root().get("kind").and_then(Node::as_str) {
             Some("keep") => {
-                let data = GoalEvent::Kept(events::Kept { plan: plan.clone() }).data();
-                append("plan.kept", data, &mut log)?;
+                let event = GoalEvent::Kept(events::Kept { plan: plan.clone() });
+                append(event, &mut log)?;
                 Ok(Adapted::Kept { plan })
             }
             Some("attention") => {
@@ -247,11 +245,7 @@ impl Goals<'_> {
                     .trim()
                     .to_owned();
                 let rationale = cut(&rationale, lwir_repair::protocol::MAX_RATIONALE_CHARS);
-                append(
-                    "plan.attention",
-                    attention(&plan, &rationale, "planner"),
-                    &mut log,
-                )?;
+                append(attention(&plan, &rationale, "planner"), &mut log)?;
                 Ok(Adapted::Attention { plan, rationale })
             }
             Some("revise") => {
@@ -302,11 +296,7 @@ impl Goals<'_> {
                     items: new_items,
                     root,
                 };
-                append(
-                    "plan.proposed",
-                    GoalEvent::Proposed(proposed).data(),
-                    &mut log,
-                )?;
+                append(GoalEvent::Proposed(proposed), &mut log)?;
                 if replanning.auto_apply {
                     let generation = self.apply(id, &plan, "auto_apply")?;
                     let obsoleted = self

@@ -1,10 +1,13 @@
-//! The events of a goal's log, typed. The names are a contract (`lwir-goals` brief §5);
-//! the payloads are documented in `crates/lwir-spec/README.md` ("Goals").
+//! The events of a goal's log, typed. The names and payloads are a contract, documented in
+//! `crates/lwir-spec/README.md` ("Goals").
 //!
-//! Events are written through [`GoalEvent::name`] and [`GoalEvent::data`] and read back with
-//! [`GoalEvent::parse`]; an event of a kind this lwirc does not know is kept as
-//! [`GoalEvent::Other`] (a newer lwirc may add kinds), one it knows with a payload it cannot
-//! read is an error.
+//! A store appends a [`GoalEvent`] (its [`GoalEvent::name`] and [`GoalEvent::data`]: no
+//! event is written by name), and a reader reads one back with [`GoalEvent::parse`] or
+//! compares a record's name with the kind's constant ([`GoalEvent::CANCELLED`], …). An event
+//! of a kind this lwirc does not know is kept as [`GoalEvent::Other`], with its payload (a
+//! newer lwirc may add kinds); one it knows with a payload it cannot read is an error. A
+//! plan's own log holds the goal events of that plan and the start of its planner session
+//! ([`PlanEvent`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +26,10 @@ pub struct Created {
     pub planner_manifest: serde_json::Value,
     /// Who created it.
     pub by: String,
+    /// The catalog frozen with it: each template's name, with its version and schemas as
+    /// the registry held them (absent only in a hand-made log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `work.materialized`: one work item exists.
@@ -273,18 +280,23 @@ pub enum GoalEvent {
     Cancelled(Cancelled),
     /// `plan.kept`
     Kept(Kept),
-    /// A kind this lwirc does not know.
-    Other(String),
+    /// A kind this lwirc does not know: its name and payload, kept as they were.
+    Other(String, serde_json::Value),
 }
 
 macro_rules! kinds {
-    ($($variant:ident = $name:literal),* $(,)?) => {
+    ($($variant:ident = $constant:ident = $name:literal),* $(,)?) => {
         impl GoalEvent {
+            $(
+                #[doc = concat!("The name of [`GoalEvent::", stringify!($variant), "`] in the log: `", $name, "`.")]
+                pub const $constant: &'static str = $name;
+            )*
+
             /// The event's name in the log.
             pub fn name(&self) -> &str {
                 match self {
                     $(GoalEvent::$variant(_) => $name,)*
-                    GoalEvent::Other(name) => name,
+                    GoalEvent::Other(name, _) => name,
                 }
             }
 
@@ -293,7 +305,7 @@ macro_rules! kinds {
                 match self {
                     // Plain data types: serialising them cannot fail.
                     $(GoalEvent::$variant(e) => serde_json::to_value(e).unwrap_or_default(),)*
-                    GoalEvent::Other(_) => serde_json::Value::Object(Default::default()),
+                    GoalEvent::Other(_, data) => data.clone(),
                 }
             }
 
@@ -303,7 +315,7 @@ macro_rules! kinds {
                     $($name => serde_json::from_value(data.clone())
                         .map(GoalEvent::$variant)
                         .map_err(|e| format!("`{name}` event with unreadable data: {e}")),)*
-                    other => Ok(GoalEvent::Other(other.to_owned())),
+                    other => Ok(GoalEvent::Other(other.to_owned(), data.clone())),
                 }
             }
         }
@@ -311,20 +323,61 @@ macro_rules! kinds {
 }
 
 kinds! {
-    Created = "goal.created",
-    Materialized = "work.materialized",
-    Started = "work.started",
-    Succeeded = "work.succeeded",
-    Failed = "work.failed",
-    Requested = "plan.requested",
-    Proposed = "plan.proposed",
-    Reviewed = "plan.reviewed",
-    Rejected = "plan.rejected",
-    Applied = "plan.applied",
-    Attention = "plan.attention",
-    Interrupted = "plan.interrupted",
-    PlanFailed = "plan.failed",
-    Retry = "plan.retry",
-    Cancelled = "goal.cancelled",
-    Kept = "plan.kept",
+    Created = CREATED = "goal.created",
+    Materialized = MATERIALIZED = "work.materialized",
+    Started = STARTED = "work.started",
+    Succeeded = SUCCEEDED = "work.succeeded",
+    Failed = FAILED = "work.failed",
+    Requested = REQUESTED = "plan.requested",
+    Proposed = PROPOSED = "plan.proposed",
+    Reviewed = REVIEWED = "plan.reviewed",
+    Rejected = REJECTED = "plan.rejected",
+    Applied = APPLIED = "plan.applied",
+    Attention = ATTENTION = "plan.attention",
+    Interrupted = INTERRUPTED = "plan.interrupted",
+    PlanFailed = PLAN_FAILED = "plan.failed",
+    Retry = RETRY = "plan.retry",
+    Cancelled = CANCELLED = "goal.cancelled",
+    Kept = KEPT = "plan.kept",
+}
+
+/// `plan.session.started`, in a plan's own log only: the planner session of a replan or an
+/// adaptation began.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionStarted {
+    /// The session's manifest (with the hash of the prior cycles' context it is given).
+    pub manifest: serde_json::Value,
+    /// The planner, as its harness describes it.
+    pub planner: String,
+}
+
+/// One event of a plan's own log: a goal event of the plan (also in the goal's log), or the
+/// start of its planner session.
+#[derive(Clone, Copy, Debug)]
+pub enum PlanEvent<'a> {
+    /// `plan.session.started`
+    SessionStarted(&'a SessionStarted),
+    /// A goal event of the plan.
+    Goal(&'a GoalEvent),
+}
+
+impl PlanEvent<'_> {
+    /// The name of `plan.session.started`.
+    pub const SESSION_STARTED: &'static str = "plan.session.started";
+
+    /// The event's name in the plan's log.
+    pub fn name(&self) -> &str {
+        match self {
+            PlanEvent::SessionStarted(_) => Self::SESSION_STARTED,
+            PlanEvent::Goal(e) => e.name(),
+        }
+    }
+
+    /// The event's payload.
+    pub fn data(&self) -> serde_json::Value {
+        match self {
+            PlanEvent::SessionStarted(e) => serde_json::to_value(e).unwrap_or_default(),
+            PlanEvent::Goal(e) => e.data(),
+        }
+    }
 }

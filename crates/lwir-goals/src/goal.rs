@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::agent::{Agent, CallFailure};
 use crate::catalog::{Template, TemplateError, Templates};
 use crate::check::{self, Active, Bounds, Mode};
-use crate::events::{self, GoalEvent};
+use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{self, GoalFile, ItemSpec};
 use crate::projection::{self, Fold, Projection, Status, WorkStatus};
 use crate::store::{PlanLog, Position, Store, StoreError};
@@ -429,10 +429,12 @@ impl Goals<'_> {
                     .map(|r| serde_json::to_value(planner_manifest(&r.planner)).unwrap_or_default())
                     .unwrap_or_default(),
                 by: self.by.clone(),
+                catalog: Some(frozen_catalog.clone()),
             };
-            let mut data = GoalEvent::Created(created).data();
-            data["catalog"] = serde_json::Value::Object(frozen_catalog.clone());
-            match self.store.append(&id, "goal.created", data, fold.last_seq) {
+            match self
+                .store
+                .append(&id, &GoalEvent::Created(created), fold.last_seq)
+            {
                 Ok(_) => new = true,
                 Err(StoreError::Conflict { .. }) => {}
                 Err(e) => return Err(e.into()),
@@ -871,7 +873,7 @@ impl Goals<'_> {
                 )));
             };
             let running = item.running();
-            let (name, data) = match (report, view.status) {
+            let event = match (report, view.status) {
                 (_, WorkStatus::Superseded) => {
                     return Err(GoalError::Refused(format!(
                         "work `{work}` ({}) belongs to generation {}, which plan {} superseded; it is not dispatched any more",
@@ -907,8 +909,7 @@ impl Goals<'_> {
                         view.key, loaded.file.limits.max_parallel
                     )));
                 }
-                (Report::Started | Report::Dispatched, WorkStatus::Ready) => (
-                    "work.started",
+                (Report::Started | Report::Dispatched, WorkStatus::Ready) => {
                     GoalEvent::Started(events::Started {
                         work: work.to_owned(),
                         attempt: view.attempts + 1,
@@ -916,8 +917,7 @@ impl Goals<'_> {
                         generation: (*report == Report::Dispatched)
                             .then(|| loaded.fold.generation.unwrap_or(0)),
                     })
-                    .data(),
-                ),
+                }
                 (
                     Report::Succeeded(_) | Report::Failed(_) | Report::FailedWith { .. },
                     WorkStatus::Running | WorkStatus::Ready,
@@ -926,41 +926,29 @@ impl Goals<'_> {
                     match report {
                         Report::Succeeded(output) => {
                             self.check_output(&loaded.id, &loaded.catalog, &view.template, output)?;
-                            (
-                                "work.succeeded",
-                                GoalEvent::Succeeded(events::Succeeded {
-                                    work: work.to_owned(),
-                                    attempt,
-                                    output: output.clone(),
-                                    run: run.clone(),
-                                })
-                                .data(),
-                            )
+                            GoalEvent::Succeeded(events::Succeeded {
+                                work: work.to_owned(),
+                                attempt,
+                                output: output.clone(),
+                                run: run.clone(),
+                            })
                         }
-                        Report::Failed(error) => (
-                            "work.failed",
-                            GoalEvent::Failed(events::Failed {
-                                work: work.to_owned(),
-                                attempt,
-                                error: error.clone(),
-                                interrupted: false,
-                                code: None,
-                                run: run.clone(),
-                            })
-                            .data(),
-                        ),
-                        Report::FailedWith { code, message } => (
-                            "work.failed",
-                            GoalEvent::Failed(events::Failed {
-                                work: work.to_owned(),
-                                attempt,
-                                error: message.clone(),
-                                interrupted: false,
-                                code: Some(code.as_str().to_owned()),
-                                run: run.clone(),
-                            })
-                            .data(),
-                        ),
+                        Report::Failed(error) => GoalEvent::Failed(events::Failed {
+                            work: work.to_owned(),
+                            attempt,
+                            error: error.clone(),
+                            interrupted: false,
+                            code: None,
+                            run: run.clone(),
+                        }),
+                        Report::FailedWith { code, message } => GoalEvent::Failed(events::Failed {
+                            work: work.to_owned(),
+                            attempt,
+                            error: message.clone(),
+                            interrupted: false,
+                            code: Some(code.as_str().to_owned()),
+                            run: run.clone(),
+                        }),
                         Report::Started | Report::Dispatched => unreachable!("matched above"),
                     }
                 }
@@ -1004,7 +992,7 @@ impl Goals<'_> {
                     )));
                 }
             };
-            Ok(self.store.append(id, name, data, loaded.fold.last_seq)?)
+            Ok(self.store.append(id, &event, loaded.fold.last_seq)?)
         }
     }
 
@@ -1061,16 +1049,12 @@ impl Goals<'_> {
             if plan.state == projection::PlanState::Requested
                 && !self.store.plan_in_progress(&loaded.id, &plan.id)?
             {
-                let data = GoalEvent::Interrupted(events::Interrupted {
+                let event = GoalEvent::Interrupted(events::Interrupted {
                     plan: plan.id.clone(),
                     detail: "its replan stopped before it ended (the planner or lwirc was killed)"
                         .into(),
-                })
-                .data();
-                match self
-                    .store
-                    .append(&loaded.id, "plan.interrupted", data, last)
-                {
+                });
+                match self.store.append(&loaded.id, &event, last) {
                     Ok(e) => {
                         last = e.seq;
                         changed = true;
@@ -1107,18 +1091,16 @@ impl Goals<'_> {
             seq: loaded.fold.last_seq + 1,
             doing: "replanned",
         };
-        let mut append = |name: &str, data: serde_json::Value, log: &mut Box<dyn PlanLog>| {
-            writer.append(log, name, data)
-        };
+        let mut append = |event: GoalEvent, log: &mut Box<dyn PlanLog>| writer.append(log, &event);
         for round in 1..=rounds {
             let request = self.replan_request(&loaded, &plan_id, round, &feedback);
             if round == 1 {
                 // The planner session of this replan: its own manifest, with the hash of the
                 // prior cycles' context it is given.
-                log.append(
-                    "plan.session.started",
-                    serde_json::json!({ "manifest": request["manifest"], "planner": planner.describe() }),
-                )?;
+                log.append(PlanEvent::SessionStarted(&events::SessionStarted {
+                    manifest: request["manifest"].clone(),
+                    planner: planner.describe(),
+                }))?;
             }
             let bytes = serde_json::to_vec(&request).unwrap_or_default();
             log.put(&format!("request-{round}"), &bytes)?;
@@ -1126,8 +1108,8 @@ impl Goals<'_> {
             let answer = match planner.call("replan", &bytes, &env) {
                 Ok(answer) => answer,
                 Err(failure) => {
-                    let (charged, data) = no_answer(&plan_id, &failure);
-                    append("plan.failed", data, &mut log)?;
+                    let (charged, event) = no_answer(&plan_id, &failure);
+                    append(event, &mut log)?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
                         charged,
@@ -1139,11 +1121,7 @@ impl Goals<'_> {
             log.put(&format!("answer-{round}"), &answer)?;
             let proposal = match self.read_answer(&loaded, answer) {
                 Answer::Attention(rationale) => {
-                    append(
-                        "plan.attention",
-                        attention(&plan_id, &rationale, "planner"),
-                        &mut log,
-                    )?;
+                    append(attention(&plan_id, &rationale, "planner"), &mut log)?;
                     return Ok(Replanned::Attention {
                         plan: plan_id,
                         rationale,
@@ -1160,14 +1138,14 @@ impl Goals<'_> {
                         .iter()
                         .find(|f| f.is_error())
                         .map_or(Code::InvalidProposal, |f| f.code);
-                    let data = plan_failed(
+                    let event = plan_failed(
                         plan_id.clone(),
                         true,
                         code.as_str().to_owned(),
                         message.clone(),
                         json,
                     );
-                    append("plan.failed", data, &mut log)?;
+                    append(event, &mut log)?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
                         charged: true,
@@ -1183,11 +1161,7 @@ impl Goals<'_> {
                 items: proposal.0,
                 root: proposal.1,
             };
-            append(
-                "plan.proposed",
-                GoalEvent::Proposed(proposed.clone()).data(),
-                &mut log,
-            )?;
+            append(GoalEvent::Proposed(proposed.clone()), &mut log)?;
             let Some(reviewer) = reviewer.as_deref_mut() else {
                 break;
             };
@@ -1233,20 +1207,12 @@ impl Goals<'_> {
                 by: by.clone(),
                 feedback: text.clone(),
             };
-            append(
-                "plan.reviewed",
-                GoalEvent::Reviewed(reviewed).data(),
-                &mut log,
-            )?;
+            append(GoalEvent::Reviewed(reviewed), &mut log)?;
             match verdict {
                 "passed" => break,
                 "attention" => {
                     let rationale = text.unwrap_or_default();
-                    append(
-                        "plan.attention",
-                        attention(&plan_id, &rationale, "reviewer"),
-                        &mut log,
-                    )?;
+                    append(attention(&plan_id, &rationale, "reviewer"), &mut log)?;
                     return Ok(Replanned::Attention {
                         plan: plan_id,
                         rationale,
@@ -1255,13 +1221,12 @@ impl Goals<'_> {
                 _ => {
                     let text = text.unwrap_or_default();
                     if round == rounds {
-                        let data = GoalEvent::Rejected(events::Rejected {
+                        let event = GoalEvent::Rejected(events::Rejected {
                             plan: plan_id.clone(),
                             by,
                             feedback: text.clone(),
-                        })
-                        .data();
-                        append("plan.rejected", data, &mut log)?;
+                        });
+                        append(event, &mut log)?;
                         return Ok(Replanned::Rejected {
                             plan: plan_id,
                             feedback: text,
@@ -1360,13 +1325,10 @@ impl Goals<'_> {
                 context_hash: context_hash(&context),
                 by: self.by.clone(),
             };
-            let data = GoalEvent::Requested(requested).data();
-            match self
-                .store
-                .append(id, "plan.requested", data.clone(), loaded.fold.last_seq)
-            {
+            let event = GoalEvent::Requested(requested);
+            match self.store.append(id, &event, loaded.fold.last_seq) {
                 Ok(_) => {
-                    log.append("plan.requested", data)?;
+                    log.append(PlanEvent::Goal(&event))?;
                     return Ok((loaded, replanning, plan, log));
                 }
                 Err(StoreError::Conflict { .. }) => continue,
@@ -1665,17 +1627,14 @@ impl Goals<'_> {
                         .iter()
                         .find(|f| f.is_error())
                         .map_or(Code::InvalidProposal, |f| f.code);
-                    let data = plan_failed(
+                    let event = plan_failed(
                         plan.to_owned(),
                         true,
                         code.as_str().to_owned(),
                         "the plan was refused when it was materialized".into(),
                         json,
                     );
-                    match self
-                        .store
-                        .append(id, "plan.failed", data, loaded.fold.last_seq)
-                    {
+                    match self.store.append(id, &event, loaded.fold.last_seq) {
                         Ok(_) => {}
                         Err(StoreError::Conflict { .. }) => continue,
                         Err(e) => return Err(e.into()),
@@ -1778,11 +1737,15 @@ impl Goals<'_> {
                 }
                 continue;
             }
-            materialized.push(("work.materialized", GoalEvent::Materialized(spec).data()));
+            materialized.push(GoalEvent::Materialized(spec));
         }
         // One write for the whole plan: a crash in it leaves the items written whole, and
         // applying the plan again completes it, as it would after separate appends.
-        if let Some(e) = self.store.append_all(&loaded.id, materialized, seq)?.last() {
+        if let Some(e) = self
+            .store
+            .append_all(&loaded.id, &materialized, seq)?
+            .last()
+        {
             seq = e.seq;
         }
         // A revision of the remaining plan obsoletes the pending items its root no longer
@@ -1822,12 +1785,8 @@ impl Goals<'_> {
             by: by.to_owned(),
             obsoleted,
         };
-        self.store.append(
-            &loaded.id,
-            "plan.applied",
-            GoalEvent::Applied(applied).data(),
-            seq,
-        )?;
+        self.store
+            .append(&loaded.id, &GoalEvent::Applied(applied), seq)?;
         Ok(())
     }
 
@@ -1848,16 +1807,15 @@ impl Goals<'_> {
                     .plan(plan)
                     .and_then(|p| p.proposal.as_ref())
                     .map_or(1, |p| p.round);
-                let data = GoalEvent::Reviewed(events::Reviewed {
+                let event = GoalEvent::Reviewed(events::Reviewed {
                     plan: plan.to_owned(),
                     round,
                     verdict: "passed".into(),
                     reviewer: "person".into(),
                     by: self.by.clone(),
                     feedback: None,
-                })
-                .data();
-                self.store.append(id, "plan.reviewed", data, loaded.fold.last_seq).map_err(|e| match e {
+                });
+                self.store.append(id, &event, loaded.fold.last_seq).map_err(|e| match e {
                     StoreError::Conflict { .. } => GoalError::Refused(format!("goal `{id}` changed while plan `{plan}` was being approved; look again with `lwirc goal show {id}`")),
                     e => e.into(),
                 })?;
@@ -1891,14 +1849,13 @@ impl Goals<'_> {
                 view.status
             )));
         }
-        let data = GoalEvent::Rejected(events::Rejected {
+        let event = GoalEvent::Rejected(events::Rejected {
             plan: plan.to_owned(),
             by: self.by.clone(),
             feedback: feedback.to_owned(),
-        })
-        .data();
+        });
         self.store
-            .append(id, "plan.rejected", data, loaded.fold.last_seq)
+            .append(id, &event, loaded.fold.last_seq)
             .map_err(|e| changed_meanwhile(id, e))?;
         Ok(())
     }
@@ -1927,13 +1884,12 @@ impl Goals<'_> {
                 latest.unwrap_or("?")
             )));
         }
-        let data = GoalEvent::Retry(events::Retry {
+        let event = GoalEvent::Retry(events::Retry {
             plan: plan.to_owned(),
             by: self.by.clone(),
-        })
-        .data();
+        });
         self.store
-            .append(id, "plan.retry", data, loaded.fold.last_seq)
+            .append(id, &event, loaded.fold.last_seq)
             .map_err(|e| changed_meanwhile(id, e))?;
         Ok(())
     }
@@ -1957,15 +1913,11 @@ impl Goals<'_> {
                 }
                 _ => {}
             }
-            let data = GoalEvent::Cancelled(events::Cancelled {
+            let event = GoalEvent::Cancelled(events::Cancelled {
                 by: self.by.clone(),
                 reason: reason.map(str::to_owned),
-            })
-            .data();
-            match self
-                .store
-                .append(id, "goal.cancelled", data, loaded.fold.last_seq)
-            {
+            });
+            match self.store.append(id, &event, loaded.fold.last_seq) {
                 Ok(_) => return Ok(()),
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e.into()),
@@ -2092,13 +2044,12 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
 }
 
 /// The data of `plan.attention`.
-pub(crate) fn attention(plan: &str, rationale: &str, from: &str) -> serde_json::Value {
+pub(crate) fn attention(plan: &str, rationale: &str, from: &str) -> GoalEvent {
     GoalEvent::Attention(events::Attention {
         plan: plan.to_owned(),
         rationale: rationale.to_owned(),
         from: from.to_owned(),
     })
-    .data()
 }
 
 /// A decision a person took on a view of the goal that another writer changed meanwhile is
@@ -2129,19 +2080,18 @@ impl PlanWriter<'_> {
     pub(crate) fn append(
         &mut self,
         log: &mut Box<dyn PlanLog>,
-        name: &str,
-        data: serde_json::Value,
+        event: &GoalEvent,
     ) -> Result<(), GoalError> {
-        log.append(name, data.clone())?;
+        log.append(PlanEvent::Goal(event))?;
         for _ in 0..MAX_CONFLICTS {
-            match self.store.append(self.id, name, data.clone(), self.seq) {
+            match self.store.append(self.id, event, self.seq) {
                 Ok(e) => {
                     self.seq = e.seq;
                     return Ok(());
                 }
                 Err(StoreError::Conflict { found, .. }) => {
                     let events = self.store.events(self.id)?;
-                    if events.iter().any(|e| e.event == "goal.cancelled") {
+                    if events.iter().any(|e| e.event == GoalEvent::CANCELLED) {
                         return Err(GoalError::Refused(format!(
                             "goal `{}` was cancelled while it was being {}; nothing more is recorded",
                             self.id, self.doing
@@ -2167,16 +2117,16 @@ pub(crate) fn agent_env(call: u32, goal: &str, plan: &str) -> [(&'static str, St
 
 /// Whether a planner call that gave no answer is charged (all but one that could not be
 /// started: the environment's failure), and the `plan.failed` data recording it.
-pub(crate) fn no_answer(plan: &str, failure: &CallFailure) -> (bool, serde_json::Value) {
+pub(crate) fn no_answer(plan: &str, failure: &CallFailure) -> (bool, GoalEvent) {
     let charged = failure.kind != lwir_repair::harness::FailureKind::NotStarted;
-    let data = plan_failed(
+    let event = plan_failed(
         plan.to_owned(),
         charged,
         failure.kind.code().as_str().to_owned(),
         format!("the planner gave no answer: {}", failure.message),
         Vec::new(),
     );
-    (charged, data)
+    (charged, event)
 }
 
 /// The finding of an answer whose `kind` (`kind`, absent: `None`) is none of those `expected`
@@ -2204,7 +2154,7 @@ pub(crate) fn plan_failed(
     code: String,
     message: String,
     findings: Vec<serde_json::Value>,
-) -> serde_json::Value {
+) -> GoalEvent {
     GoalEvent::PlanFailed(events::PlanFailed {
         plan,
         charged,
@@ -2212,7 +2162,6 @@ pub(crate) fn plan_failed(
         message,
         findings,
     })
-    .data()
 }
 
 /// How many items of the active generation are running.

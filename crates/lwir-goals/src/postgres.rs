@@ -38,9 +38,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use conn::{Conn, Failure, Limits, NotConnected};
-use lwir_repair::events::Event;
+use lwir_repair::events::{Event, chain_of_line as chain};
 use sha2::{Digest as _, Sha256};
 
+use crate::events::{GoalEvent, PlanEvent};
 use crate::store::{PlanLog, Position, RunGuard, Since, Store, StoreError};
 
 /// The migrations, in order; each runs once, in a transaction.
@@ -124,14 +125,6 @@ fn key(kind: &str, parts: &[&str]) -> i64 {
     }
     let bytes = hash.finalize();
     i64::from_be_bytes(bytes[..8].try_into().expect("a SHA-256 has 8 bytes"))
-}
-
-fn chain(previous: &str, line: &str) -> String {
-    let mut hash = Sha256::new();
-    hash.update(previous.as_bytes());
-    hash.update(b"\n");
-    hash.update(line.as_bytes());
-    format!("{:x}", hash.finalize())
 }
 
 fn line_of(event: &Event) -> Result<String, StoreError> {
@@ -505,8 +498,7 @@ impl Store for Postgres {
     fn append(
         &self,
         goal: &str,
-        event: &str,
-        data: serde_json::Value,
+        event: &GoalEvent,
         expected_last: u64,
     ) -> Result<Event, StoreError> {
         self.insert_event(
@@ -514,8 +506,8 @@ impl Store for Postgres {
             |seq| Event {
                 seq,
                 time: now(),
-                event: event.to_owned(),
-                data,
+                event: event.name().to_owned(),
+                data: event.data(),
             },
             expected_last,
         )
@@ -706,12 +698,12 @@ struct PgPlan {
 }
 
 impl PlanLog for PgPlan {
-    fn append(&mut self, event: &str, data: serde_json::Value) -> Result<(), StoreError> {
+    fn append(&mut self, event: PlanEvent<'_>) -> Result<(), StoreError> {
         let record = Event {
             seq: self.next,
             time: now(),
-            event: event.to_owned(),
-            data,
+            event: event.name().to_owned(),
+            data: event.data(),
         };
         let line = line_of(&record)?;
         let chained = chain(&self.previous, &line);

@@ -451,7 +451,7 @@ impl Fold {
                 plan.state = PlanState::Kept;
                 plan.outcome = Some("the planner kept the plan as it is".into());
             }
-            GoalEvent::Other(_) => {}
+            GoalEvent::Other(..) => {}
         }
         Ok(())
     }

@@ -721,19 +721,15 @@ impl Goals<'_> {
             if !still_running {
                 return Ok(());
             }
-            let data = GoalEvent::Failed(events::Failed {
+            let event = GoalEvent::Failed(events::Failed {
                 work: work.to_owned(),
                 attempt,
                 error: detail.to_owned(),
                 interrupted: true,
                 code: None,
                 run: None,
-            })
-            .data();
-            match self
-                .store
-                .append(id, "work.failed", data, loaded.fold.last_seq)
-            {
+            });
+            match self.store.append(id, &event, loaded.fold.last_seq) {
                 Ok(_) => return Ok(()),
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(e) => return Err(e.into()),

@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use lwir_repair::events::{self, Event, EventLog, LogError};
 use lwir_repair::files;
 
+use crate::events::{GoalEvent, PlanEvent};
+
 /// Why the store could not do something.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -72,7 +74,7 @@ pub enum StoreError {
 /// A plan's own log, held (exclusively) while its replan runs.
 pub trait PlanLog {
     /// Appends one event to the plan's log.
-    fn append(&mut self, event: &str, data: serde_json::Value) -> Result<(), StoreError>;
+    fn append(&mut self, event: PlanEvent<'_>) -> Result<(), StoreError>;
     /// Stores one file of the plan (`request`, `answer-1`, `findings`, …) as `<name>.json`.
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError>;
 }
@@ -141,8 +143,7 @@ pub trait Store: Sync {
     fn append(
         &self,
         goal: &str,
-        event: &str,
-        data: serde_json::Value,
+        event: &GoalEvent,
         expected_last: u64,
     ) -> Result<Event, StoreError>;
     /// [`Store::append`] of several events, in order, the first after `expected_last`:
@@ -151,13 +152,13 @@ pub trait Store: Sync {
     fn append_all(
         &self,
         goal: &str,
-        events: Vec<(&str, serde_json::Value)>,
+        events: &[GoalEvent],
         expected_last: u64,
     ) -> Result<Vec<Event>, StoreError> {
         let mut seq = expected_last;
         let mut out = Vec::with_capacity(events.len());
-        for (event, data) in events {
-            let e = self.append(goal, event, data, seq)?;
+        for event in events {
+            let e = self.append(goal, event, seq)?;
             seq = e.seq;
             out.push(e);
         }
@@ -387,24 +388,24 @@ impl Store for Directory {
     fn append(
         &self,
         goal: &str,
-        event: &str,
-        data: serde_json::Value,
+        event: &GoalEvent,
         expected_last: u64,
     ) -> Result<Event, StoreError> {
         let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
-        events::append_shared(&path, event, data, Some(expected_last)).map_err(from_log)
+        events::append_shared(&path, event.name(), event.data(), Some(expected_last))
+            .map_err(from_log)
     }
 
     fn append_all(
         &self,
         goal: &str,
-        events: Vec<(&str, serde_json::Value)>,
+        events: &[GoalEvent],
         expected_last: u64,
     ) -> Result<Vec<Event>, StoreError> {
         let path = self.goal_dir(checked("goal", goal)?).join(events::LOG_FILE);
         let events = events
-            .into_iter()
-            .map(|(event, data)| (event.to_owned(), data))
+            .iter()
+            .map(|event| (event.name().to_owned(), event.data()))
             .collect();
         events::append_shared_all(&path, events, Some(expected_last)).map_err(from_log)
     }
@@ -637,8 +638,11 @@ struct DirectoryPlan {
 }
 
 impl PlanLog for DirectoryPlan {
-    fn append(&mut self, event: &str, data: serde_json::Value) -> Result<(), StoreError> {
-        self.log.append(event, data).map(drop).map_err(from_log)
+    fn append(&mut self, event: PlanEvent<'_>) -> Result<(), StoreError> {
+        self.log
+            .append(event.name(), event.data())
+            .map(drop)
+            .map_err(from_log)
     }
 
     fn put(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {

@@ -13,6 +13,7 @@ mod common;
 use std::io::Write;
 
 use common::{World, goal_file};
+use lwir_goals::events::GoalEvent;
 use lwir_goals::goal::Report;
 use lwir_goals::projection::{self, Fold};
 use lwir_goals::store::{CHECKPOINT, Store};
@@ -169,14 +170,16 @@ fn act(world: &World, goal: &str, other: &str, rng: &mut Rng, saved: &mut Vec<Ve
             // A writer that read a stale log loses the race: nothing is written.
             let stale = last.saturating_sub(1 + rng.below(3));
             let data = json!({ "work": "x", "attempt": 1, "error": "late" });
-            let e = world.store.append(goal, "work.failed", data, stale);
+            let late = GoalEvent::parse(GoalEvent::FAILED, &data).unwrap();
+            let e = world.store.append(goal, &late, stale);
             assert!(last == stale || e.is_err(), "a stale append was written");
             "a stale append".to_owned()
         }
         10 => {
             // An event this lwirc does not know (a newer one's).
             let data = json!({ "note": rng.below(100) });
-            world.store.append(goal, "goal.noted", data, last).unwrap();
+            let noted = GoalEvent::Other("goal.noted".into(), data);
+            world.store.append(goal, &noted, last).unwrap();
             "an unknown event".to_owned()
         }
         11 => {

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use lwir_goals::GoalError;
+use lwir_goals::events::GoalEvent;
 use lwir_goals::goal::{Replanned, Report};
 use lwir_goals::projection::{Status, WorkStatus};
 use lwir_goals::store::{Store, StoreError};
@@ -733,15 +734,15 @@ fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
     let last = events.last().unwrap().seq;
     world
         .store
-        .append(&goal, "plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" }), last)
+        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
         .unwrap();
     let a = lwir_goals::goal::work_id(&goal, "p1", "a");
     world
         .store
-        .append(&goal, "work.materialized", json!({
+        .append(&goal, &event_of("work.materialized", json!({
             "work": a, "key": "a", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
             "generation": 1, "after": [], "reads": {}, "input": { "repo": "r" }, "root": false
-        }), last + 1)
+        })), last + 1)
         .unwrap();
     let p = goals.show(&goal).unwrap();
     assert_eq!(p.status, Status::AwaitingReview);
@@ -781,15 +782,15 @@ fn conflicting_partial_work_fails_closed() {
     let last = world.store.events(&goal).unwrap().last().unwrap().seq;
     world
         .store
-        .append(&goal, "plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" }), last)
+        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
         .unwrap();
     let id = lwir_goals::goal::work_id(&goal, "p1", "notes_cached");
     world
         .store
-        .append(&goal, "work.materialized", json!({
+        .append(&goal, &event_of("work.materialized", json!({
             "work": id, "key": "notes_cached", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
             "generation": 1, "after": [], "reads": {}, "input": { "repo": "someone else's" }, "root": true
-        }), last + 1)
+        })), last + 1)
         .unwrap();
     let e = goals.approve(&goal, "p1").unwrap_err();
     assert!(e.to_string().contains("other contents"), "{e}");
@@ -1404,25 +1405,24 @@ impl Store for Flaky<'_> {
     fn append(
         &self,
         goal: &str,
-        event: &str,
-        data: Value,
+        event: &GoalEvent,
         expected_last: u64,
     ) -> Result<lwir_repair::events::Event, StoreError> {
-        if self.conflict == Some(event) {
+        if self.conflict == Some(event.name()) {
             return Err(StoreError::Conflict {
                 expected: expected_last,
                 found: expected_last + 1,
             });
         }
         let mut fail = self.fail.lock().unwrap();
-        if *fail == Some(event) {
+        if *fail == Some(event.name()) {
             *fail = None;
             return Err(StoreError::Io {
                 location: self.location(),
                 detail: "the connection was lost".into(),
             });
         }
-        self.inner.append(goal, event, data, expected_last)
+        self.inner.append(goal, event, expected_last)
     }
     fn open_plan(
         &self,
@@ -1671,4 +1671,9 @@ fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
     let p = world.goals().show(&goal).unwrap();
     assert_eq!(p.generation, 1);
     assert_eq!(p.status, Status::Succeeded, "{}", p.reason);
+}
+
+/// An event written by hand, as a test makes one: its kind and payload.
+fn event_of(name: &str, data: Value) -> GoalEvent {
+    GoalEvent::parse(name, &data).unwrap()
 }

@@ -58,7 +58,12 @@ pub struct Event {
 /// line rewritten after it was written — even into another valid event — is found by every
 /// read (and so does a goal store in PostgreSQL, row by row).
 pub fn chain_of(previous: &str, event: &Event) -> String {
-    let line = serde_json::to_string(event).unwrap_or_default();
+    chain_of_line(previous, &serde_json::to_string(event).unwrap_or_default())
+}
+
+/// [`chain_of`] of an event given as its line without the chain, as a store keeps it (a
+/// goal store in PostgreSQL checks each row's line as stored, not as read back).
+pub fn chain_of_line(previous: &str, line: &str) -> String {
     lwir_spec::digest::sha256_hex(format!("{previous}\n{line}").as_bytes())
 }
 
