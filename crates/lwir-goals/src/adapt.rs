@@ -18,9 +18,7 @@ use serde::Serialize;
 use crate::agent::Agent;
 use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
-use crate::goal::{
-    GoalError, Goals, Loaded, attention, cut, finding_json, goal_summary, plan_failed,
-};
+use crate::goal::{GoalError, Goals, Loaded, attention, finding_json, goal_summary, plan_failed};
 use crate::projection::{Status, WorkStatus};
 
 /// Appends one event to the plan's log and the goal's.
@@ -244,7 +242,10 @@ impl Goals<'_> {
                     .unwrap_or("")
                     .trim()
                     .to_owned();
-                let rationale = cut(&rationale, lwir_repair::protocol::MAX_RATIONALE_CHARS);
+                let rationale = lwir_spec::text::ellipsis(
+                    &rationale,
+                    lwir_repair::protocol::MAX_RATIONALE_CHARS,
+                );
                 append(attention(&plan, &rationale, "planner"), &mut log)?;
                 Ok(Adapted::Attention { plan, rationale })
             }

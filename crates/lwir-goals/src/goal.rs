@@ -1452,7 +1452,10 @@ impl Goals<'_> {
                         )],
                     );
                 }
-                Answer::Attention(cut(&rationale, lwir_repair::protocol::MAX_RATIONALE_CHARS))
+                Answer::Attention(lwir_spec::text::ellipsis(
+                    &rationale,
+                    lwir_repair::protocol::MAX_RATIONALE_CHARS,
+                ))
             }
             Some("apply") => {
                 let shape = lwir_validators::shape::check_proposal(&doc);
@@ -1950,7 +1953,7 @@ fn read_verdict(answer: &[u8]) -> Result<(&'static str, Option<String>), String>
         doc.root()
             .get(key)
             .and_then(Node::as_str)
-            .map(|t| cut(t, lwir_repair::protocol::MAX_RATIONALE_CHARS))
+            .map(|t| lwir_spec::text::ellipsis(t, lwir_repair::protocol::MAX_RATIONALE_CHARS))
     };
     match doc.root().get("kind").and_then(Node::as_str) {
         Some("passed") => Ok(("passed", None)),
@@ -1963,16 +1966,6 @@ fn read_verdict(answer: &[u8]) -> Result<(&'static str, Option<String>), String>
             None => Err("an attention answer needs a non-empty `rationale`".into()),
         },
         _ => Err("its answer's `kind` is not \"passed\", \"rejected\" or \"attention\"".into()),
-    }
-}
-
-pub(crate) fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut out: String = text.chars().take(max - 1).collect();
-        out.push('…');
-        out
     }
 }
 

@@ -124,7 +124,7 @@ pub fn read_answer(stdout: &[u8]) -> Result<(Answer, Option<String>), Failure> {
     if let Some(f) = read.findings.iter().find(|f| f.is_error()) {
         return Err(not_json(format!(
             "the runner's answer is not strict JSON: {} (byte {})",
-            cut(&f.message, 300),
+            lwir_spec::text::ellipsis(&f.message, 300),
             f.span.start()
         )));
     }
@@ -154,9 +154,9 @@ pub fn read_answer(stdout: &[u8]) -> Result<(Answer, Option<String>), Failure> {
             None => Err(invalid("a `succeeded` answer needs an `output`")),
         },
         Some("failed") => match root.get("error").and_then(Node::as_str) {
-            Some(error) if !error.trim().is_empty() => {
-                Ok(Answer::Failed(cut(error.trim(), MAX_ERROR_CHARS)))
-            }
+            Some(error) if !error.trim().is_empty() => Ok(Answer::Failed(
+                lwir_spec::text::ellipsis(error.trim(), MAX_ERROR_CHARS),
+            )),
             _ => Err(invalid(
                 "a `failed` answer needs a non-empty string `error`",
             )),
@@ -169,13 +169,6 @@ pub fn read_answer(stdout: &[u8]) -> Result<(Answer, Option<String>), Failure> {
         )),
     }?;
     Ok((answer, run))
-}
-
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((i, _)) => format!("{}…", &text[..i]),
-    }
 }
 
 #[cfg(test)]

@@ -1299,17 +1299,7 @@ pub fn plain(text: &str) -> String {
 /// the workspace root, or `oci://…`), else `$LWIR_REGISTRY`, else `.lwir/registry` in the
 /// workspace.
 fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
-    let relative = configured.map(Path::to_path_buf).or_else(|| {
-        std::env::var_os("LWIR_REGISTRY")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    let dir = relative.unwrap_or_else(|| PathBuf::from(".lwir/registry"));
-    let is_url = lwir_registry::OciUrl::parse(&dir.to_string_lossy()).is_some();
-    match root {
-        Some(root) if dir.is_relative() && !is_url => root.join(dir),
-        _ => dir,
-    }
+    lwir_registry::location(configured, root)
 }
 
 /// The path of a `file:` URI.

@@ -74,13 +74,7 @@ fn is_unsafe(c: char) -> bool {
 
 /// At most `max` characters of `text`, cut with how much more there was.
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let rest = text[cut..].chars().count();
-            format!("{}… ({rest} more characters)", &text[..cut])
-        }
-    }
+    lwir_spec::text::cut(text, max, lwir_spec::text::Mark::Counted).into_owned()
 }
 
 /// Bytes a server sent, shown: decoded (invalid UTF-8 replaced), cleaned, cut to

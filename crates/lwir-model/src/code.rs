@@ -340,10 +340,7 @@ fn parse_strict(bytes: &[u8]) -> Option<Value> {
 
 /// At most `max` characters of `text`, with `… (cut)` when cut (as a run's messages).
 fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}… (cut)", &text[..at]),
-    }
+    lwir_spec::text::cut(text, max, lwir_spec::text::Mark::Cut).into_owned()
 }
 
 #[cfg(test)]

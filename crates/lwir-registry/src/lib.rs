@@ -485,6 +485,33 @@ impl Storage for AnyStorage {
     }
 }
 
+/// The variable that names the registry when no flag or setting does.
+pub const REGISTRY_VARIABLE: &str = "LWIR_REGISTRY";
+
+/// The registry when nothing names one, relative to where lwirc runs (or the workspace).
+pub const DEFAULT_LOCATION: &str = ".lwir/registry";
+
+/// Where the registry is: `given` (a `--registry` flag, an editor setting), else
+/// `$LWIR_REGISTRY`, else [`DEFAULT_LOCATION`]. A relative directory is taken relative to
+/// `base` when there is one (an editor's workspace root); an `oci://` URL is kept as it is.
+/// The one rule for every front end, so that the CLI and the editor read the same registry.
+pub fn location(
+    given: Option<&std::path::Path>,
+    base: Option<&std::path::Path>,
+) -> std::path::PathBuf {
+    let named = given.map(std::path::Path::to_path_buf).or_else(|| {
+        std::env::var_os(REGISTRY_VARIABLE)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    });
+    let location = named.unwrap_or_else(|| std::path::PathBuf::from(DEFAULT_LOCATION));
+    let is_url = OciUrl::parse(&location.to_string_lossy()).is_some();
+    match base {
+        Some(base) if location.is_relative() && !is_url => base.join(location),
+        _ => location,
+    }
+}
+
 /// The registry `location` names (see [`AnyStorage::parse`]).
 pub fn open(location: &str) -> Result<Registry<AnyStorage>, String> {
     AnyStorage::parse(location).map(Registry::new)

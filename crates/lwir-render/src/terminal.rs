@@ -50,13 +50,7 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
 /// was. A message that quotes a 200 KB value from a draft stays readable; the JSON report
 /// keeps it whole.
 pub fn excerpt(text: &str, max: usize) -> Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => Cow::Borrowed(text),
-        Some((cut, _)) => {
-            let rest = text[cut..].chars().count();
-            Cow::Owned(format!("{}… ({rest} more characters)", &text[..cut]))
-        }
-    }
+    lwir_spec::text::cut(text, max, lwir_spec::text::Mark::Counted)
 }
 
 /// Like [`sanitize`], but keeps line breaks (`\n`): for multi-line text such as a planner's

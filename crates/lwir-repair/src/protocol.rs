@@ -254,11 +254,7 @@ fn excerpt(text: &str) -> String {
 }
 
 fn bounded(rationale: &str) -> String {
-    let rationale = rationale.trim();
-    match rationale.char_indices().nth(MAX_RATIONALE_CHARS) {
-        Some((cut, _)) => format!("{}…", &rationale[..cut]),
-        None => rationale.to_owned(),
-    }
+    lwir_spec::text::ellipsis(rationale.trim(), MAX_RATIONALE_CHARS)
 }
 
 fn describe(value: &Value) -> &'static str {

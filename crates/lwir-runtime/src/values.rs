@@ -281,11 +281,7 @@ pub(crate) fn to_json(value: &Val) -> Result<Value, Failure> {
 
 /// At most 80 characters of an expression's source, for messages.
 fn excerpt(source: &str) -> String {
-    if source.chars().count() <= 80 {
-        return source.to_owned();
-    }
-    let cut: String = source.chars().take(79).collect();
-    format!("{cut}…")
+    lwir_spec::text::ellipsis(source, 80)
 }
 
 #[cfg(test)]

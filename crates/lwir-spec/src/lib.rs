@@ -21,6 +21,7 @@ pub mod retry;
 pub mod schemas;
 pub mod span;
 pub mod suggest;
+pub mod text;
 pub mod time;
 
 pub use codes::Code;

@@ -77,12 +77,8 @@ pub(crate) fn call_model(
     }
 }
 
+/// The start of a server's answer, for a message, redacted of secrets (a server may echo
+/// what it was sent).
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let cut: String = text.chars().take(500).collect();
-    if cut.len() < text.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
+    lwir_spec::redact::excerpt(body, lwir_spec::redact::EXCERPT_CHARS)
 }

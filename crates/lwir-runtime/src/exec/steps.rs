@@ -1254,9 +1254,5 @@ fn from_recorded(event: &RunEvent) -> Response {
 
 /// At most `max` characters of `text`.
 fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(max).collect();
-    format!("{head}… (cut)")
+    lwir_spec::text::cut(text, max, lwir_spec::text::Mark::Cut).into_owned()
 }

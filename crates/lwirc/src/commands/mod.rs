@@ -264,12 +264,7 @@ pub(crate) fn print_with(
 /// The registry directory: `--registry DIR`, else `LWIR_REGISTRY`, else `.lwir/registry`
 /// under the current directory.
 pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
-    flag.or_else(|| {
-        std::env::var_os("LWIR_REGISTRY")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    })
-    .unwrap_or_else(|| PathBuf::from(".lwir/registry"))
+    lwir_registry::location(flag.as_deref(), None)
 }
 
 /// The registry `--registry` (else `LWIR_REGISTRY`, else `.lwir/registry`) names — a

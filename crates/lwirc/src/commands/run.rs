@@ -474,9 +474,5 @@ impl Observer for Progress {
 
 /// At most `max` characters of `text`, for one line.
 fn cut(text: &str, max: usize) -> String {
-    let one_line = text.replace('\n', " ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    format!("{}…", one_line.chars().take(max).collect::<String>())
+    lwir_spec::text::ellipsis(&text.replace('\n', " "), max)
 }
