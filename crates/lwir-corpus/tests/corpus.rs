@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use lwir_render::human::HumanOptions;
-use lwir_spec::codes::Validator;
+use lwir_spec::codes::Stage;
 use lwir_spec::document::{self, SpannedDocument};
 use lwir_spec::{Code, Finding, Origin, PatchOp, Span, Value};
 use lwir_validators::pipeline::{Source, Validation, validate};
@@ -253,12 +253,8 @@ fn every_code_is_covered() {
         // codes are about runner processes, covered by the goals' run tests. Runtime codes
         // are about running a version, covered by `crates/lwir-runtime/tests/`.
         if matches!(
-            code.validator(),
-            Validator::Drift
-                | Validator::Planner
-                | Validator::Goal
-                | Validator::Runner
-                | Validator::Runtime
+            code.stage(),
+            Stage::Drift | Stage::Planner | Stage::Goal | Stage::Runner | Stage::Runtime
         ) {
             continue;
         }
@@ -563,7 +559,7 @@ fn check_span(doc: &SpannedDocument, finding: &Finding) -> Result<(), String> {
         }
         // Inside an expression: the exact characters, within the string's quotes (a flow
         // of a whole value points at the value).
-        code if matches!(code.validator(), Validator::Expression | Validator::Compat) => {
+        code if matches!(code.stage(), Stage::Expression | Stage::Compat) => {
             finding.span == node.span
                 || (matches!(node.value, Value::String(_))
                     && node.span.start() < finding.span.start()

@@ -3,7 +3,7 @@
 //! [`Fold`] replays the log into plain state (every item of every generation, every attempt,
 //! every plan); [`project`] turns it, with the frozen goal file, the time and which plans
 //! are in progress, into the [`Projection`] that `goal show` prints. Its field and status
-//! names are a contract (brief §5).
+//! names are a contract (`crates/lwir-spec/README.md` §9.5).
 
 use std::collections::HashMap;
 
@@ -507,7 +507,7 @@ impl Fold {
     }
 }
 
-/// A goal's status (brief §5; `cancelled` besides).
+/// A goal's status (`crates/lwir-spec/README.md` §9.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
@@ -960,7 +960,7 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
         .map(|p| p.materialized.len() as u32)
         .sum();
 
-    // Attribution (brief §5): read from records that already exist.
+    // Attribution (spec §9.5): read from records that already exist.
     let mut consumption = Consumption {
         reviewer_rejection: 0,
         planner_no_proposal: 0,

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use common::*;
 use lwir_goals::GoalError;
 use lwir_goals::goal::Replanned;
-use lwir_spec::codes::Validator;
+use lwir_spec::codes::Stage;
 use lwir_spec::{Code, Finding};
 
 fn corpus() -> PathBuf {
@@ -143,7 +143,7 @@ fn every_fixture_reports_its_code_alone() {
 fn every_goal_code_has_fixtures() {
     let all = fixtures();
     for &code in Code::ALL {
-        if code.validator() != Validator::Goal
+        if code.stage() != Stage::Goal
             || matches!(
                 code,
                 Code::WorkOutputMismatch | Code::AltersFinishedWork | Code::WorkInputTooLarge

@@ -11,7 +11,7 @@ use lwir_spec::ir::Definition;
 use lwir_spec::pointer;
 use lwir_spec::{Code, Finding, SpannedDocument};
 
-use crate::snapshot::{Change, Snapshot, compare};
+use crate::dependencies::{Change, Snapshot, compare};
 
 /// The drift of the version `version`, whose pinned snapshot is `pinned`, against today's
 /// `definition`: one finding per change, in reading order. Empty when nothing it depends

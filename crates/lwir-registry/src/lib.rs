@@ -26,10 +26,10 @@
 //! `sha256-<hex>` that lists the two blobs (write-once by a check before the put) — and
 //! [`AnyStorage`] is either, as `--registry` names it.
 
+pub mod dependencies;
 mod directory;
 pub mod drift;
 pub mod oci;
-pub mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 pub use directory::Directory;
 pub use oci::{Oci, OciUrl};
 
-use crate::snapshot::{
+use crate::dependencies::{
     Change, Interface, ModelSlotSnapshot, Snapshot, ToolSchemas, ToolSnapshot, compare,
 };
 

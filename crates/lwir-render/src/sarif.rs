@@ -364,7 +364,7 @@ fn rule(code: Code) -> Rule {
             level: code.severity().as_str(),
         },
         properties: RuleProperties {
-            validator: code.validator().as_str(),
+            validator: code.stage().as_str(),
         },
     }
 }

@@ -213,7 +213,7 @@ impl Planner for ProcessPlanner {
 
 #[cfg(test)]
 mod tests {
-    use lwir_spec::codes::Validator;
+    use lwir_spec::codes::Stage;
 
     use super::*;
 
@@ -225,7 +225,7 @@ mod tests {
             assert_eq!(FailureKind::of_code(kind.code()), Some(kind));
         }
         for &code in Code::ALL {
-            if code.validator() != Validator::Planner {
+            if code.stage() != Stage::Planner {
                 continue;
             }
             let other = matches!(code, Code::PlannerNeedsAttention | Code::RepairCycle);

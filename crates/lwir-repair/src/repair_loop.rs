@@ -1,5 +1,5 @@
-//! The bounded repair loop (brief §6): validate → safe fixes → planner repair → …, until the
-//! draft has no errors or the bounds are spent.
+//! The bounded repair loop (`crates/lwir-spec/README.md` §8.6): validate → safe fixes →
+//! planner repair → …, until the draft has no errors or the bounds are spent.
 //!
 //! 1. Validate. No errors: converged.
 //! 2. Apply machine-applicable fixes in passes ([`crate::fixes`]). No errors: converged.
@@ -12,7 +12,7 @@
 //!    before (A → B → A) stops the loop too.
 //!
 //! The loop never registers anything; it ends with the last draft, its validation and a
-//! [`Report`] that attributes the stop: the planner gave no proposal, or its proposals kept
+//! [`Attribution`] that attributes the stop: the planner gave no proposal, or its proposals kept
 //! failing validation — with the counts of each.
 
 use lwir_spec::{Code, Finding};
@@ -90,7 +90,7 @@ pub enum StoppedBy {
     PlannerUnavailable,
 }
 
-/// Why the session failed, in the terms of brief §6.
+/// Why the session failed (spec §8.6: the report's `cause`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {
@@ -182,7 +182,7 @@ fn planner_findings_json<S: serde::Serializer>(
 
 /// How a session went: the attribution report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Report {
+pub struct Attribution {
     /// `converged` or `exhausted`.
     pub outcome: &'static str,
     /// What ended the session.
@@ -238,7 +238,7 @@ pub struct SafeFixes {
     pub findings_removed: u32,
 }
 
-impl Report {
+impl Attribution {
     /// Whether the draft converged (no errors).
     pub fn converged(&self) -> bool {
         self.stopped_by == StoppedBy::Converged
@@ -314,7 +314,7 @@ pub struct Outcome {
     /// Its validation.
     pub checked: Option<Checked>,
     /// The report.
-    pub report: Report,
+    pub report: Attribution,
 }
 
 /// Runs one session. Events go to `journal`; see the module documentation for the rules.
@@ -333,7 +333,7 @@ pub fn run(
         planner,
         journal,
         seen: Seen::default(),
-        report: Report {
+        report: Attribution {
             outcome: "exhausted",
             stopped_by: StoppedBy::CallCap,
             cause: None,
@@ -372,7 +372,7 @@ struct Loop<'s, 'j> {
     planner: &'s mut dyn Planner,
     journal: &'s mut Journal<'j>,
     seen: Seen,
-    report: Report,
+    report: Attribution,
     last_turn: Option<Turn>,
 }
 

@@ -4,8 +4,8 @@
 //! findings `lwirc drift` gives (LW701–LW712), pointing at the binding in the bindings file.
 
 use lwir_registry::Record;
+use lwir_registry::dependencies::{Change, Snapshot, compare};
 use lwir_registry::drift::code_of;
-use lwir_registry::snapshot::{Change, Snapshot, compare};
 use lwir_spec::{Finding, SpannedDocument, pointer};
 use serde_json::{Value, json};
 

@@ -44,7 +44,7 @@ pub use exec::{MAX_MODEL_ROUNDS, MAX_TOOL_CALLS_PER_ROUND, idempotency_key};
 pub use log::{RunEvent, RunStore};
 pub use oracle::Difference;
 pub use run::{
-    BindingsCheck, Continue, NewRun, OnDrift, Replay, Report, RunError, Runtime, Stats, Status,
+    BindingsCheck, Continue, NewRun, OnDrift, Outcome, Replay, RunError, Runtime, Stats, Status,
     summary,
 };
 

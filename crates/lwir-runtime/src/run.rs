@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
-use lwir_registry::snapshot::{Interface, ToolSchemas};
+use lwir_registry::dependencies::{Interface, ToolSchemas};
 use lwir_registry::{Digest, Record, Registry, RegistryError, Storage};
 use lwir_spec::expr::eval::Val;
 use lwir_spec::ir::Definition;
@@ -127,7 +127,7 @@ pub enum Status {
 
 /// What an operation on a run did.
 #[derive(Clone, Debug)]
-pub struct Report {
+pub struct Outcome {
     /// The run (none when nothing was recorded).
     pub run: Option<String>,
     /// How it ended.
@@ -314,7 +314,7 @@ impl<'r, S: Storage> Runtime<'r, S> {
         new: &NewRun<'_>,
         effects_for: EffectsFor<'_>,
         observer: &dyn Observer,
-    ) -> Result<Report, RunError> {
+    ) -> Result<Outcome, RunError> {
         let began = Instant::now();
         let loaded = self.load(new.version, None, new.definition, None)?;
         let input = new.input.root().to_json();
@@ -330,7 +330,7 @@ impl<'r, S: Storage> Runtime<'r, S> {
                 Err(findings) => return Ok(refused(false, findings)),
             };
         if !drift.is_empty() && new.on_drift == OnDrift::Fail {
-            return Ok(Report {
+            return Ok(Outcome {
                 run: None,
                 status: Status::Drift { findings: drift },
                 stats: Stats::default(),
@@ -364,7 +364,7 @@ impl<'r, S: Storage> Runtime<'r, S> {
             observer.event(&paused, true);
             writer.append(paused);
             let stats = finish(writer)?;
-            return Ok(Report {
+            return Ok(Outcome {
                 run: Some(run),
                 status: Status::Paused { findings: drift },
                 stats: Stats {
@@ -455,14 +455,14 @@ impl<'r, S: Storage> Runtime<'r, S> {
         how: &Continue<'_>,
         effects_for: EffectsFor<'_>,
         observer: &dyn Observer,
-    ) -> Result<Report, RunError> {
+    ) -> Result<Outcome, RunError> {
         let began = Instant::now();
         let run = self.store.resolve(run)?;
         let (log, logged) = self.store.open(&run)?;
         let started = first_started(&logged)?;
         match (state_of(&logged), retry) {
             (State::Succeeded(output), _) => {
-                return Ok(Report {
+                return Ok(Outcome {
                     run: Some(run),
                     status: Status::Succeeded { output },
                     stats: Stats::default(),
@@ -501,14 +501,14 @@ impl<'r, S: Storage> Runtime<'r, S> {
         let (surface, drift) = match self.surface(&loaded, &bindings, document, &*effects) {
             Ok(found) => found,
             Err(findings) => {
-                return Ok(refused(false, findings)).map(|r| Report {
+                return Ok(refused(false, findings)).map(|r| Outcome {
                     run: Some(run.clone()),
                     ..r
                 });
             }
         };
         if !drift.is_empty() && !how.accept_drift {
-            return Ok(Report {
+            return Ok(Outcome {
                 run: Some(run),
                 status: Status::Drift { findings: drift },
                 stats: Stats::default(),
@@ -680,8 +680,8 @@ fn finish(writer: Writer) -> Result<WriterStats, RunError> {
     })
 }
 
-fn refused(input: bool, findings: Vec<Finding>) -> Report {
-    Report {
+fn refused(input: bool, findings: Vec<Finding>) -> Outcome {
+    Outcome {
         run: None,
         status: Status::Refused { input, findings },
         stats: Stats::default(),
@@ -743,7 +743,7 @@ fn walk(
         crossbeam_channel::Receiver<Inbox>,
     ),
     began: Instant,
-) -> Result<Report, RunError> {
+) -> Result<Outcome, RunError> {
     let models: BTreeMap<String, String> = loaded
         .record
         .model_snapshot
@@ -784,7 +784,7 @@ fn walk(
             }));
         }
     };
-    Ok(Report {
+    Ok(Outcome {
         run: Some(run.to_owned()),
         status,
         stats: Stats {

@@ -9,9 +9,11 @@
 
 use crate::finding::Severity;
 
-/// The validator (or stage) that reports a code.
+/// The stage of lwirc that reports a code: one of the validators (document … graph), or
+/// drift, the planner harness, the pipeline, goals, runners or the runtime. Its
+/// [`Stage::as_str`] is what reports call the code's `validator`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Validator {
+pub enum Stage {
     /// The spanned I-JSON reader.
     Document,
     /// Meta-schema and JSON Schema subset checks.
@@ -41,23 +43,23 @@ pub enum Validator {
     Runtime,
 }
 
-impl Validator {
+impl Stage {
     /// Its name as shown in docs and SARIF rule properties.
     pub const fn as_str(self) -> &'static str {
         match self {
-            Validator::Document => "document",
-            Validator::Shape => "shape",
-            Validator::Expression => "expression",
-            Validator::Capability => "capability",
-            Validator::Model => "model",
-            Validator::Compat => "compat",
-            Validator::Graph => "graph",
-            Validator::Drift => "drift",
-            Validator::Planner => "planner",
-            Validator::Pipeline => "pipeline",
-            Validator::Goal => "goal",
-            Validator::Runner => "runner",
-            Validator::Runtime => "runtime",
+            Stage::Document => "document",
+            Stage::Shape => "shape",
+            Stage::Expression => "expression",
+            Stage::Capability => "capability",
+            Stage::Model => "model",
+            Stage::Compat => "compat",
+            Stage::Graph => "graph",
+            Stage::Drift => "drift",
+            Stage::Planner => "planner",
+            Stage::Pipeline => "pipeline",
+            Stage::Goal => "goal",
+            Stage::Runner => "runner",
+            Stage::Runtime => "runtime",
         }
     }
 }
@@ -74,7 +76,7 @@ pub enum Status {
 macro_rules! code_table {
     ($(
         $(#[doc = $doc:literal])*
-        $variant:ident = $code:literal, $name:literal, $validator:ident, $severity:ident, $status:ident;
+        $variant:ident = $code:literal, $name:literal, $stage:ident, $severity:ident, $status:ident;
     )*) => {
         /// A stable finding code. The doc of each variant is what `lwirc explain` prints.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,9 +98,9 @@ macro_rules! code_table {
                 match self { $(Code::$variant => $name,)* }
             }
 
-            /// The validator that reports it.
-            pub const fn validator(self) -> Validator {
-                match self { $(Code::$variant => Validator::$validator,)* }
+            /// The stage that reports it.
+            pub const fn stage(self) -> Stage {
+                match self { $(Code::$variant => Stage::$stage,)* }
             }
 
             /// Its default severity.
@@ -182,7 +184,7 @@ impl Code {
         format!(
             "# {self}: {}\n\nValidator: {} · default severity: {}\n\n{}",
             self.name(),
-            self.validator().as_str(),
+            self.stage().as_str(),
             self.severity().as_str(),
             self.docs()
         )
@@ -197,7 +199,7 @@ impl Code {
                 "{}  {:<30} {:<10} {:<7} {}\n",
                 code,
                 code.name(),
-                code.validator().as_str(),
+                code.stage().as_str(),
                 code.severity().as_str(),
                 code.summary()
             ));
@@ -2514,7 +2516,7 @@ pub fn reference_markdown() -> String {
             "| [{code}](#{}) | `{}` | {} | {} | {} |\n",
             code.as_str().to_ascii_lowercase(),
             code.name(),
-            code.validator().as_str(),
+            code.stage().as_str(),
             code.severity().as_str(),
             code.summary()
         ));
@@ -2524,7 +2526,7 @@ pub fn reference_markdown() -> String {
         out.push_str(&format!(
             "\n## {code}\n\n`{}` · {} · {}",
             code.name(),
-            code.validator().as_str(),
+            code.stage().as_str(),
             code.severity().as_str()
         ));
         if code.status() == Status::Removed {
@@ -2552,10 +2554,7 @@ mod tests {
             assert!(
                 (s.len() == 5
                     || s.len() == 6
-                        && matches!(
-                            c.validator(),
-                            Validator::Goal | Validator::Runner | Validator::Runtime
-                        ))
+                        && matches!(c.stage(), Stage::Goal | Stage::Runner | Stage::Runtime))
                     && s.starts_with("LW")
                     && s[2..].bytes().all(|b| b.is_ascii_digit())
             );

@@ -42,7 +42,7 @@ pub(crate) struct Context<'a> {
     /// The run input.
     pub(crate) input: Val,
     /// The schemas of the tools the version references.
-    pub(crate) tools: &'a BTreeMap<String, lwir_registry::snapshot::ToolSchemas>,
+    pub(crate) tools: &'a BTreeMap<String, lwir_registry::dependencies::ToolSchemas>,
     /// The model each slot is asked for.
     pub(crate) models: &'a BTreeMap<String, String>,
     /// The definition's output schema (`null`: none).

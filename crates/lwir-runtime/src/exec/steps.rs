@@ -275,7 +275,7 @@ impl<'p> Exec<'p, '_> {
     fn tool_schema(
         &self,
         tool: &str,
-        part: impl Fn(&lwir_registry::snapshot::ToolSchemas) -> &Value,
+        part: impl Fn(&lwir_registry::dependencies::ToolSchemas) -> &Value,
     ) -> Value {
         self.cx
             .tools

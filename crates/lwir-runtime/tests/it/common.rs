@@ -7,7 +7,7 @@ use lwir_registry::{Directory, Registered, Registration, Registry};
 use lwir_runtime::bindings::Bindings;
 use lwir_runtime::effects::Effects;
 use lwir_runtime::effects::fake::Fake;
-use lwir_runtime::{NewRun, Observer, OnDrift, Report, RunEvent, RunStore, Runtime};
+use lwir_runtime::{NewRun, Observer, OnDrift, Outcome, RunEvent, RunStore, Runtime};
 use lwir_validators::pipeline::{self, Source};
 use serde_json::{Value, json};
 
@@ -133,7 +133,7 @@ impl Version {
         effects: &std::sync::Arc<Fake>,
         max_parallel: usize,
         observer: &dyn Observer,
-    ) -> Report {
+    ) -> Outcome {
         let input = document(&input);
         let bindings = self.bindings();
         let fake = std::sync::Arc::clone(effects);
@@ -156,7 +156,7 @@ impl Version {
     }
 
     /// Runs the version with `input` and `effects`, four at once.
-    pub(crate) fn run(&self, input: Value, effects: &std::sync::Arc<Fake>) -> Report {
+    pub(crate) fn run(&self, input: Value, effects: &std::sync::Arc<Fake>) -> Outcome {
         self.run_with(input, effects, 4, &Events::default())
     }
 
@@ -190,7 +190,7 @@ impl Observer for Events {
 }
 
 /// The output of a run that must have succeeded.
-pub(crate) fn output(report: &Report) -> Value {
+pub(crate) fn output(report: &Outcome) -> Value {
     match &report.status {
         lwir_runtime::Status::Succeeded { output } => output.clone(),
         other => panic!("the run did not succeed: {other:#?}"),
@@ -199,7 +199,7 @@ pub(crate) fn output(report: &Report) -> Value {
 
 /// The failure of a run that must have failed: (step, code, error, pointer, keyword).
 pub(crate) fn failure(
-    report: &Report,
+    report: &Outcome,
 ) -> (
     Option<String>,
     String,

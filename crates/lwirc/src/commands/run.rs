@@ -212,7 +212,7 @@ pub(crate) struct Files<'a> {
 
 /// Prints how a run ended and maps it to the exit status; its output on standard output.
 pub(crate) fn finish(
-    outcome: Result<lwir_runtime::Report, RunError>,
+    outcome: Result<lwir_runtime::Outcome, RunError>,
     progress: &Progress,
     files: Files<'_>,
 ) -> anyhow::Result<u8> {

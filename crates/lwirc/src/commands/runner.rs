@@ -106,7 +106,7 @@ fn request(bytes: &[u8]) -> Result<(String, std::ops::Range<usize>), String> {
 }
 
 /// The runner's answer for how the run went, naming the run when one was recorded.
-fn answer(outcome: Result<lwir_runtime::Report, RunError>) -> Value {
+fn answer(outcome: Result<lwir_runtime::Outcome, RunError>) -> Value {
     let failed = |error: String| json!({"kind": "failed", "error": error});
     let report = match outcome {
         Ok(report) => report,
