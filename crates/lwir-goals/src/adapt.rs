@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::agent::Agent;
 use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
-use crate::goal::{GoalError, Goals, Loaded, attention, finding_json, goal_summary, plan_failed};
+use crate::goal::{GoalError, Goals, Loaded, attention, findings_json, goal_summary, plan_failed};
 use crate::projection::{Status, WorkStatus};
 
 /// Appends one event to the plan's log and the goal's.
@@ -183,12 +183,15 @@ impl Goals<'_> {
             }
         };
         log.put("answer-1", &answer)?;
-        let read = document::read(answer);
+        let (read, read_findings) = document::read_document(answer);
+        // Refuses the revision with `findings`, which point into `source` (read into
+        // `document` when it could be).
         let refuse = |findings: Vec<Finding>,
+                      (source, document): (&[u8], Option<&lwir_spec::SpannedDocument>),
                       log: &mut Box<dyn crate::store::PlanLog>,
                       append: &mut Append<'_>|
          -> Result<Adapted, GoalError> {
-            let json: Vec<serde_json::Value> = findings.iter().map(finding_json).collect();
+            let json = findings_json(&findings, source, document);
             log.put("findings", &serde_json::to_vec(&json).unwrap_or_default())?;
             let code = findings
                 .iter()
@@ -213,20 +216,24 @@ impl Goals<'_> {
                 findings,
             })
         };
-        let Some(doc) = read
-            .document
-            .filter(|_| !read.findings.iter().any(Finding::is_error))
-        else {
-            let mut findings = read.findings;
-            if findings.is_empty() {
-                findings.push(Finding::new(
-                    Code::InvalidProposal,
-                    "",
-                    lwir_spec::Span::default(),
-                    "the planner printed nothing",
-                ));
+        let doc = match read {
+            Ok(doc) if !read_findings.iter().any(Finding::is_error) => doc,
+            read => {
+                let mut findings = read_findings;
+                if findings.is_empty() {
+                    findings.push(Finding::new(
+                        Code::InvalidProposal,
+                        "",
+                        lwir_spec::Span::default(),
+                        "the planner printed nothing",
+                    ));
+                }
+                let (source, document) = match &read {
+                    Ok(doc) => (doc.source(), Some(doc)),
+                    Err(bytes) => (bytes.as_slice(), None),
+                };
+                return refuse(findings, (source, document), &mut log, &mut append);
             }
-            return refuse(findings, &mut log, &mut append);
         };
         match doc.root().get("kind").and_then(Node::as_str) {
             Some("keep") => {
@@ -252,14 +259,14 @@ impl Goals<'_> {
             Some("revise") => {
                 let shape = lwir_validators::shape::check_proposal(&doc);
                 if shape.iter().any(Finding::is_error) {
-                    return refuse(shape, &mut log, &mut append);
+                    return refuse(shape, (doc.source(), Some(&doc)), &mut log, &mut append);
                 }
                 let Some(Ok(items)) = doc
                     .root()
                     .get("items")
                     .map(|n| serde_json::from_value::<Vec<ItemSpec>>(n.to_json()))
                 else {
-                    return refuse(shape, &mut log, &mut append);
+                    return refuse(shape, (doc.source(), Some(&doc)), &mut log, &mut append);
                 };
                 let root = doc
                     .root()
@@ -275,7 +282,7 @@ impl Goals<'_> {
                     .map(|(_, x)| x.clone())
                     .collect();
                 if findings.iter().any(Finding::is_error) {
-                    return refuse(findings, &mut log, &mut append);
+                    return refuse(findings, (doc.source(), Some(&doc)), &mut log, &mut append);
                 }
                 // The new items, checked as a document of their own (findings point into it).
                 let json =
@@ -283,13 +290,13 @@ impl Goals<'_> {
                 let Some(checked_doc) =
                     document::read(serde_json::to_vec_pretty(&json).unwrap_or_default()).document
                 else {
-                    return refuse(findings, &mut log, &mut append);
+                    return refuse(findings, (doc.source(), Some(&doc)), &mut log, &mut append);
                 };
                 let (more, checked) =
                     self.check_plan(&loaded, &checked_doc, &new_items, &root, true);
                 findings.extend(more);
                 if checked.is_none() || findings.iter().any(Finding::is_error) {
-                    return refuse(findings, &mut log, &mut append);
+                    return refuse(findings, (doc.source(), Some(&doc)), &mut log, &mut append);
                 }
                 let proposed = events::Proposed {
                     plan: plan.clone(),
@@ -321,7 +328,12 @@ impl Goals<'_> {
                     other,
                     "an adaptation answers \"keep\", \"revise\" or \"attention\"",
                 );
-                refuse(vec![finding], &mut log, &mut append)
+                refuse(
+                    vec![finding],
+                    (doc.source(), Some(&doc)),
+                    &mut log,
+                    &mut append,
+                )
             }
         }
     }

@@ -1130,9 +1130,9 @@ impl Goals<'_> {
                 Answer::Refused {
                     document,
                     findings,
+                    json,
                     message,
                 } => {
-                    let json: Vec<serde_json::Value> = findings.iter().map(finding_json).collect();
                     log.put("findings", &serde_json::to_vec(&json).unwrap_or_default())?;
                     let code = findings
                         .iter()
@@ -1417,20 +1417,30 @@ impl Goals<'_> {
     }
 
     fn read_answer(&self, loaded: &Loaded, answer: Vec<u8>) -> Answer {
-        let refused = |document: Option<Box<SpannedDocument>>, findings: Vec<Finding>| {
-            let n = findings.iter().filter(|f| f.is_error()).count();
-            Answer::Refused {
-                document,
-                message: format!("the proposal was refused with {n} finding(s)"),
-                findings,
-            }
+        let refused_in =
+            |source: &[u8], document: Option<Box<SpannedDocument>>, findings: Vec<Finding>| {
+                let n = findings.iter().filter(|f| f.is_error()).count();
+                Answer::Refused {
+                    json: findings_json(
+                        &findings,
+                        document.as_deref().map_or(source, SpannedDocument::source),
+                        document.as_deref(),
+                    ),
+                    document,
+                    message: format!("the proposal was refused with {n} finding(s)"),
+                    findings,
+                }
+            };
+        let refused = |document: Box<SpannedDocument>, findings: Vec<Finding>| {
+            refused_in(&[], Some(document), findings)
         };
-        let read = document::read(answer);
-        let Some(doc) = read.document else {
-            return refused(None, read.findings);
+        let (doc, read_findings) = document::read_document(answer);
+        let doc = match doc {
+            Ok(doc) => doc,
+            Err(bytes) => return refused_in(&bytes, None, read_findings),
         };
-        if read.findings.iter().any(Finding::is_error) {
-            return refused(Some(Box::new(doc)), read.findings);
+        if read_findings.iter().any(Finding::is_error) {
+            return refused(Box::new(doc), read_findings);
         }
         match doc.root().get("kind").and_then(Node::as_str) {
             Some("attention") => {
@@ -1443,7 +1453,7 @@ impl Goals<'_> {
                 if rationale.trim().is_empty() {
                     let span = doc.root().span;
                     return refused(
-                        Some(Box::new(doc)),
+                        Box::new(doc),
                         vec![Finding::new(
                             Code::InvalidProposal,
                             "/rationale",
@@ -1460,7 +1470,7 @@ impl Goals<'_> {
             Some("apply") => {
                 let shape = lwir_validators::shape::check_proposal(&doc);
                 if shape.iter().any(Finding::is_error) {
-                    return refused(Some(Box::new(doc)), shape);
+                    return refused(Box::new(doc), shape);
                 }
                 let items: Vec<ItemSpec> = match doc
                     .root()
@@ -1469,7 +1479,7 @@ impl Goals<'_> {
                     .map(serde_json::from_value)
                 {
                     Some(Ok(items)) => items,
-                    _ => return refused(Some(Box::new(doc)), shape),
+                    _ => return refused(Box::new(doc), shape),
                 };
                 let root = doc
                     .root()
@@ -1480,13 +1490,13 @@ impl Goals<'_> {
                 let (findings, plan) = self.check_plan(loaded, &doc, &items, &root, false);
                 match plan {
                     Some(_) => Answer::Proposal((items, root)),
-                    None => refused(Some(Box::new(doc)), findings),
+                    None => refused(Box::new(doc), findings),
                 }
             }
             other => {
                 let finding =
                     unknown_kind(&doc, other, "a replan answers \"apply\" or \"attention\"");
-                refused(Some(Box::new(doc)), vec![finding])
+                refused(Box::new(doc), vec![finding])
             }
         }
     }
@@ -1625,7 +1635,7 @@ impl Goals<'_> {
             let checked = match checked {
                 Some(c) if !findings.iter().any(Finding::is_error) => c,
                 _ => {
-                    let json: Vec<serde_json::Value> = findings.iter().map(finding_json).collect();
+                    let json = findings_json(&findings, doc.source(), Some(&doc));
                     let code = findings
                         .iter()
                         .find(|f| f.is_error())
@@ -1936,6 +1946,9 @@ enum Answer {
     Refused {
         document: Option<Box<SpannedDocument>>,
         findings: Vec<Finding>,
+        /// The findings as the log keeps them ([`findings_json`]), made while the answer's
+        /// bytes were at hand.
+        json: Vec<serde_json::Value>,
         message: String,
     },
 }
@@ -2023,17 +2036,23 @@ pub(crate) fn context_hash(context: &serde_json::Value) -> String {
     lwir_spec::canon::sha256_of(&canonical)
 }
 
-/// A finding as JSON for the log (the fields of `lwirc validate --format json`).
-pub fn finding_json(f: &Finding) -> serde_json::Value {
-    serde_json::json!({
-        "code": f.code.as_str(),
-        "name": f.code.name(),
-        "severity": f.severity.as_str(),
-        "pointer": f.pointer,
-        "span": { "start": f.span.start(), "end": f.span.end() },
-        "message": f.message,
-        "help": f.help,
-    })
+/// Findings in a planner's answer `source` (read into `document` when it could be) as the
+/// log and the plan's `findings` file keep them: as `lwirc validate --format json` prints
+/// them, by the same renderer.
+pub fn findings_json(
+    findings: &[Finding],
+    source: &[u8],
+    document: Option<&SpannedDocument>,
+) -> Vec<serde_json::Value> {
+    let file = lwir_render::File {
+        name: "answer",
+        bytes: source,
+        document,
+    };
+    match lwir_render::json::findings(lwir_render::Report::of_file(findings, file)) {
+        serde_json::Value::Array(findings) => findings,
+        _ => Vec::new(),
+    }
 }
 
 /// The data of `plan.attention`.

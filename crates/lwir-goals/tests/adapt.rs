@@ -200,6 +200,18 @@ fn a_revision_that_alters_completed_work_is_refused() {
         .unwrap();
     assert_eq!(failed.data["code"], "LW1019");
     assert_eq!(failed.data["findings"][0]["pointer"], "/items/0/key");
+    // As `lwirc validate --format json` prints a finding, by the same renderer: a span
+    // with its line and column in the planner's answer, `related`, no extra members.
+    let finding = failed.data["findings"][0].as_object().unwrap();
+    let keys: Vec<&str> = finding.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "code", "help", "message", "pointer", "related", "severity", "span"
+        ]
+    );
+    assert!(finding["span"]["line"].as_u64().unwrap() >= 1);
+    assert!(finding["span"]["column"].as_u64().unwrap() >= 1);
     assert_eq!(
         p.replan_consumption.unwrap().planner_no_proposal,
         1,

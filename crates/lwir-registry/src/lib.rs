@@ -1,5 +1,5 @@
 //! The registry: validated drafts stored as immutable, content-addressed workflow versions,
-//! with the capability snapshot each version pins ([`snapshot`]) and its drift against
+//! with the capability snapshot each version pins ([`dependencies`]) and its drift against
 //! today's definition ([`drift`]).
 //!
 //! # Model

@@ -39,7 +39,7 @@ pub(crate) struct Context<'d> {
 
 /// Everything the validators say about a draft.
 #[derive(Debug)]
-pub struct Validation {
+pub struct Checked {
     /// Every finding, sorted by position.
     pub findings: Vec<Finding>,
     /// The compiled expression plan: each expression and template, typed, with its cost bound.
@@ -55,12 +55,12 @@ pub fn validate(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -
 }
 
 /// Like [`validate`], and also returns the compiled expression plan.
-pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Validation {
+pub fn run(draft: &SpannedDocument, definition: Option<&SpannedDocument>) -> Checked {
     check(draft, definition, true)
 }
 
 /// [`check_draft`] and the definition's own findings, in reading order.
-fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bool) -> Validation {
+fn check(draft: &SpannedDocument, definition: Option<&SpannedDocument>, plan: bool) -> Checked {
     let mut report = check_draft(draft, definition, plan);
     if let Some(definition) = definition {
         report.findings.extend(validate_definition(definition));
@@ -88,7 +88,7 @@ pub fn check_draft(
     draft: &SpannedDocument,
     definition: Option<&SpannedDocument>,
     plan: bool,
-) -> Validation {
+) -> Checked {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),
@@ -141,7 +141,7 @@ pub fn check_draft(
         );
     }
     sort_findings(&mut findings);
-    Validation {
+    Checked {
         findings,
         plan: analysis.plan,
     }
