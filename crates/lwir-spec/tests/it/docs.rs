@@ -12,7 +12,7 @@ fn codes_reference_is_up_to_date() {
     let actual = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         actual == expected,
-        "docs/codes.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test docs`"
+        "docs/codes.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test it docs::`"
     );
 }
 
@@ -32,6 +32,6 @@ fn spec_lists_the_current_function_whitelist() {
     let actual = std::fs::read_to_string(&path).unwrap();
     assert!(
         actual == expected,
-        "the function table in crates/lwir-spec/README.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test docs`"
+        "the function table in crates/lwir-spec/README.md is stale: run `UPDATE_DOCS=1 cargo test -p lwir-spec --test it docs::`"
     );
 }
