@@ -2507,7 +2507,7 @@ pub fn reference_markdown() -> String {
     let mut out = String::from(
         "# Finding codes\n\n\
          Generated from the code table in `crates/lwir-spec/src/codes.rs`; do not edit by hand \
-         (`UPDATE_DOCS=1 cargo test -p lwir-spec --test docs` rewrites it). \
+         (`UPDATE_DOCS=1 cargo test -p lwir-spec --test it docs::` rewrites it). \
          `lwirc explain CODE` prints the same text.\n\n\
          | code | name | validator | severity | summary |\n|---|---|---|---|---|\n",
     );

@@ -1,0 +1,4 @@
+//! The corpus's tests: one binary, one module per subject.
+
+mod corpus;
+mod fix_props;

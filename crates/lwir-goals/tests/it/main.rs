@@ -1,0 +1,8 @@
+//! The goals layer's tests: one binary, one module per subject.
+
+mod common;
+
+mod adapt;
+mod checkpoint;
+mod corpus;
+mod goals;

@@ -1,0 +1,5 @@
+//! The compile session's tests: one binary, one module per subject.
+
+mod common;
+
+mod session;

@@ -1,0 +1,62 @@
+//! The findings on a generated 10 000-step draft (the benchmarks' draft with a misspelt model
+//! slot in every 7th step and a misspelt input field in every 11th) stay what they are while
+//! the validators are made faster: the whole JSON report is pinned by its SHA-256, and its
+//! first findings are shown in the snapshot.
+
+#[path = "../../benches/generated/mod.rs"]
+mod generated;
+
+use lwir_validators::pipeline::{self, Source};
+
+/// The draft with a mistake in every 7th and every 11th step.
+fn with_mistakes(draft: Vec<u8>) -> Vec<u8> {
+    let mut value: serde_json::Value = serde_json::from_slice(&draft).unwrap();
+    for (i, step) in value["steps"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        if i % 7 == 0 && step["kind"] == "model.call" {
+            step["model"] = "fats".into();
+        }
+        if i % 11 == 0 && step["kind"] == "map" {
+            step["over"] = "${ input.itmes }".into();
+        }
+    }
+    serde_json::to_vec_pretty(&value).unwrap()
+}
+
+#[test]
+fn the_report_of_a_generated_10000_step_draft_is_unchanged() {
+    let validation = pipeline::validate(
+        Source {
+            name: "draft.json".into(),
+            bytes: with_mistakes(generated::draft(10_000)),
+        },
+        Some(Source {
+            name: "workflow.json".into(),
+            bytes: generated::definition(10_000),
+        }),
+    );
+    let report = lwir_render::json::render(&validation);
+    let json: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let mut summary = format!(
+        "{} findings, {} errors; report sha256 {}\n",
+        findings.len(),
+        json["summary"]["errors"],
+        lwir_spec::digest::sha256_hex(report.as_bytes())
+    );
+    for f in findings.iter().take(5) {
+        summary.push_str(&format!(
+            "{} {} {}..{}: {}\n",
+            f["code"].as_str().unwrap(),
+            f["pointer"].as_str().unwrap(),
+            f["span"]["start"],
+            f["span"]["end"],
+            f["message"].as_str().unwrap()
+        ));
+    }
+    insta::assert_snapshot!(summary);
+}
