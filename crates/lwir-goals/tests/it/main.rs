@@ -5,4 +5,5 @@ mod common;
 mod adapt;
 mod checkpoint;
 mod corpus;
+mod every_event;
 mod goals;

@@ -11,7 +11,7 @@ use lwir_goals::events::{self, GoalEvent};
 use lwir_goals::store::{Directory, Store};
 use serde_json::json;
 
-const GOLDEN: &str = include_str!("data/every-event.jsonl");
+const GOLDEN: &str = include_str!("../data/every-event.jsonl");
 
 /// One event of each kind, every optional field given, and one of a kind lwirc does not
 /// know (a newer lwirc's).
