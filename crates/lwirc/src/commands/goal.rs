@@ -7,17 +7,18 @@ use std::time::Duration;
 use lwir_goals::GoalError;
 use lwir_goals::agent::ProcessAgent;
 use lwir_goals::goal::{Dispatch, Goals, Replanned, Report as WorkReport};
-use lwir_goals::projection::{Projection, WorkView};
 use lwir_goals::runner::ProcessRunner;
 use lwir_goals::store::{Directory, Store};
 use lwir_goals::templates::RegistryTemplates;
 use lwir_render::terminal::{excerpt, sanitize};
 use lwir_render::{File, Report};
 use lwir_repair::process::{self, Limits, PlannerCommand, Role};
-use lwir_spec::SpannedDocument;
+
+mod render;
 
 use super::{ColorChoice, Format, TooLarge, open_registry, print, read_at_most, read_source};
 use crate::exit;
+use render::{Progress, list_row, list_table, render, show_human, stderr_choice};
 
 /// Goals: plans that change only through validated proposals, every generation kept.
 ///
@@ -587,70 +588,7 @@ fn dispatch(
             file,
             format,
             color,
-        } => {
-            let source = read_source(&file).map_err(io)?;
-            let name = source.name.clone();
-            // Kept to show reader findings of a file that is not JSON at all.
-            let bytes = source.bytes.clone();
-            match goals.create(source.bytes) {
-                Ok(created) => {
-                    if !created.warnings.is_empty() {
-                        eprint!(
-                            "{}",
-                            render(format, color, &name, &created.document, &created.warnings)
-                        );
-                    }
-                    if !created.new {
-                        eprintln!(
-                            "lwirc: goal {} exists already; nothing was written",
-                            created.id
-                        );
-                    }
-                    print(&format!("{}\n", created.id)).map_err(io)?;
-                    Ok(exit::OK)
-                }
-                Err(GoalError::Findings { document, findings }) => {
-                    use lwir_spec::kind::FileKind;
-                    if let Some(kind @ (FileKind::Draft | FileKind::Definition)) =
-                        document.as_ref().and_then(|d| FileKind::of(d.root()))
-                    {
-                        eprintln!(
-                            "lwirc: `{}` is {}, not a goal file (`goal`, `templates`, `work`): \
-                             {}",
-                            sanitize(&name),
-                            kind.noun(),
-                            match kind {
-                                FileKind::Draft =>
-                                    "a draft is validated with lwirc validate \
-                                                    DRAFT -d WORKFLOW and registered with \
-                                                    lwirc register",
-                                _ =>
-                                    "a definition is what a goal's templates compile \
-                                      against; the goal file names it",
-                            }
-                        );
-                    }
-                    match document {
-                        Some(doc) => {
-                            print(&render(format, color, &name, &doc, &findings)).map_err(io)?
-                        }
-                        None => {
-                            let report = Report::of_file(
-                                &findings,
-                                File {
-                                    name: &name,
-                                    bytes: &bytes,
-                                    document: None,
-                                },
-                            );
-                            print(&format.render(report, color)).map_err(io)?;
-                        }
-                    }
-                    Ok(exit::FINDINGS)
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
+        } => create_goal(goals, &file, format, color),
         GoalCommand::List { format } => {
             let (shown, failed) = goals.list()?;
             for (id, e) in &failed {
@@ -726,167 +664,12 @@ fn dispatch(
             status,
             output,
             error,
-        } => {
-            let id = resolve(store, &goal)?;
-            let report = match status {
-                ReportStatus::Started => {
-                    if output.is_some() || error.is_some() {
-                        return Err(Failure::Usage(anyhow::anyhow!(
-                            "`started` takes neither --output nor --error"
-                        )));
-                    }
-                    WorkReport::Started
-                }
-                ReportStatus::Succeeded => {
-                    if error.is_some() {
-                        return Err(Failure::Usage(anyhow::anyhow!(
-                            "`succeeded` takes --output, not --error"
-                        )));
-                    }
-                    let Some(path) = output else {
-                        return Err(Failure::Usage(anyhow::anyhow!(
-                            "`succeeded` needs --output FILE (the attempt's output, JSON)"
-                        )));
-                    };
-                    // What `goal run` would read of a runner's answer, at most: an output
-                    // is recorded in the goal's log, which every goal command reads.
-                    let limit = process::DEFAULT_MAX_OUTPUT;
-                    let source = match read_at_most(&path, limit as u64).map_err(io)? {
-                        Ok(source) => source,
-                        Err(TooLarge { size }) => {
-                            let (name, size) = match size {
-                                Some(size) => {
-                                    (format!("`{}`", sanitize(&path)), format!("is {size} bytes"))
-                                }
-                                None => (
-                                    "on standard input".to_owned(),
-                                    format!("is more than {limit} bytes"),
-                                ),
-                            };
-                            eprintln!(
-                                "lwirc: the output {name} {size}; a work item's output is at most {limit} \
-                                 bytes (as a runner's answer is); nothing was recorded"
-                            );
-                            return Ok(exit::FINDINGS);
-                        }
-                    };
-                    let Some(doc) = super::document_or_report(source) else {
-                        return Ok(exit::FINDINGS);
-                    };
-                    WorkReport::Succeeded(doc.root().to_json())
-                }
-                ReportStatus::Failed => {
-                    if output.is_some() {
-                        return Err(Failure::Usage(anyhow::anyhow!(
-                            "`failed` takes --error, not --output"
-                        )));
-                    }
-                    WorkReport::Failed(
-                        error.unwrap_or_else(|| "failed (no error given)".to_owned()),
-                    )
-                }
-            };
-            let event = goals.report(&id, &work, &report)?;
-            let attempt = event
-                .data
-                .get("attempt")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0);
-            eprintln!(
-                "lwirc: recorded {} of {work} (attempt {attempt}) in goal {id}",
-                event.event
-            );
-            Ok(exit::OK)
-        }
+        } => report(goals, store, &goal, &work, status, output, error),
         GoalCommand::Replan {
             goal,
             agents,
             color,
-        } => {
-            let id = resolve(store, &goal)?;
-            let mut planner = agents
-                .limits
-                .agent(&agents.planner, Role::Planner)
-                .map_err(io)?;
-            let mut reviewer = agents
-                .limits
-                .reviewer
-                .as_deref()
-                .map(|r| agents.limits.agent(r, Role::Reviewer))
-                .transpose()
-                .map_err(io)?;
-            let outcome = goals.replan(
-                &id,
-                &mut planner,
-                reviewer
-                    .as_mut()
-                    .map(|r| r as &mut dyn lwir_goals::agent::Agent),
-            )?;
-            match outcome {
-                Replanned::Applied { plan, generation } => {
-                    eprintln!(
-                        "lwirc: plan {plan} was applied: goal {id} is at generation {generation}"
-                    );
-                    print(&format!("{plan}\n")).map_err(io)?;
-                    Ok(exit::OK)
-                }
-                Replanned::AwaitingReview { plan, note } => {
-                    if let Some(note) = note {
-                        eprintln!("lwirc: {}", sanitize(&note));
-                    }
-                    eprintln!(
-                        "lwirc: plan {plan} is valid and waits for review: `lwirc goal approve {id} {plan}` or `lwirc goal reject {id} {plan} --feedback TEXT`"
-                    );
-                    print(&format!("{plan}\n")).map_err(io)?;
-                    Ok(exit::OK)
-                }
-                Replanned::Attention { plan, rationale } => {
-                    eprintln!(
-                        "lwirc: plan {plan} ended in attention: {}\nlwirc: after a person has looked, `lwirc goal retry {id} {plan}` asks for another replan",
-                        sanitize(&excerpt(&rationale, 2000))
-                    );
-                    Ok(exit::FINDINGS)
-                }
-                Replanned::Rejected { plan, feedback } => {
-                    eprintln!(
-                        "lwirc: plan {plan} was rejected by the reviewer: {}",
-                        sanitize(&excerpt(&feedback, 2000))
-                    );
-                    Ok(exit::FINDINGS)
-                }
-                Replanned::Failed {
-                    plan,
-                    charged,
-                    message,
-                    findings,
-                } => {
-                    if let Some((document, findings)) = findings {
-                        let name = format!("plan {plan} (the planner's answer)");
-                        match document {
-                            Some(doc) => eprint!(
-                                "{}",
-                                render(Format::Human, stderr_choice(color), &name, &doc, &findings)
-                            ),
-                            None => {
-                                for f in &findings {
-                                    eprintln!("{}: {}", f.code, sanitize(&f.message));
-                                }
-                            }
-                        }
-                    }
-                    eprintln!(
-                        "lwirc: plan {plan} failed: {}{}",
-                        sanitize(&excerpt(&message, 2000)),
-                        if charged {
-                            " (the replan is spent)"
-                        } else {
-                            " (not charged: the planner could not be started)"
-                        }
-                    );
-                    Ok(exit::FINDINGS)
-                }
-            }
-        }
+        } => replan(goals, store, &goal, agents, color),
         GoalCommand::Tick { service } => serve(goals, &service, None, None, registry),
         GoalCommand::Serve {
             service,
@@ -900,58 +683,9 @@ fn dispatch(
             limits,
             format,
             quiet,
-        } => {
-            let id = resolve(store, &goal)?;
-            let runner = runner.runner(registry).map_err(io)?;
-            let mut planner = planner
-                .as_deref()
-                .map(|p| limits.agent(p, Role::Planner))
-                .transpose()
-                .map_err(io)?;
-            let mut reviewer = limits
-                .reviewer
-                .as_deref()
-                .map(|r| limits.agent(r, Role::Reviewer))
-                .transpose()
-                .map_err(io)?;
-            let mut observer = Progress { quiet };
-            let report = goals.run(
-                &id,
-                &runner,
-                planner
-                    .as_mut()
-                    .map(|p| p as &mut dyn lwir_goals::agent::Agent),
-                reviewer
-                    .as_mut()
-                    .map(|r| r as &mut dyn lwir_goals::agent::Agent),
-                &mut observer,
-            )?;
-            let status = report.status;
-            match format {
-                ShowFormat::Json => print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                ))
-                .map_err(io)?,
-                ShowFormat::Human => print(&format!(
-                    "goal {}: {} — {}\n",
-                    report.goal,
-                    status.as_str(),
-                    sanitize(&report.reason)
-                ))
-                .map_err(io)?,
-            }
-            if status == lwir_goals::projection::Status::Eligible && planner.is_none() {
-                eprintln!(
-                    "lwirc: the goal is eligible for a replan: run again with --planner CMD, or `lwirc goal replan {id} --planner CMD`"
-                );
-            }
-            Ok(if status == lwir_goals::projection::Status::Succeeded {
-                exit::OK
-            } else {
-                exit::FINDINGS
-            })
-        }
+        } => run_goal(
+            goals, store, &goal, runner, planner, limits, format, quiet, registry,
+        ),
         GoalCommand::Approve { goal, plan } => {
             let id = resolve(store, &goal)?;
             match goals.approve(&id, &plan) {
@@ -1007,6 +741,315 @@ fn dispatch(
             Ok(exit::OK)
         }
     }
+}
+
+/// `goal create`: freezes the goal file, printing its id; its findings when it is refused.
+fn create_goal(
+    goals: &Goals<'_>,
+    file: &str,
+    format: Format,
+    color: ColorChoice,
+) -> Result<u8, Failure> {
+    let io = Failure::Usage;
+    let source = read_source(file).map_err(io)?;
+    let name = source.name.clone();
+    // Kept to show reader findings of a file that is not JSON at all.
+    let bytes = source.bytes.clone();
+    match goals.create(source.bytes) {
+        Ok(created) => {
+            if !created.warnings.is_empty() {
+                eprint!(
+                    "{}",
+                    render(format, color, &name, &created.document, &created.warnings)
+                );
+            }
+            if !created.new {
+                eprintln!(
+                    "lwirc: goal {} exists already; nothing was written",
+                    created.id
+                );
+            }
+            print(&format!("{}\n", created.id)).map_err(io)?;
+            Ok(exit::OK)
+        }
+        Err(GoalError::Findings { document, findings }) => {
+            use lwir_spec::kind::FileKind;
+            if let Some(kind @ (FileKind::Draft | FileKind::Definition)) =
+                document.as_ref().and_then(|d| FileKind::of(d.root()))
+            {
+                eprintln!(
+                    "lwirc: `{}` is {}, not a goal file (`goal`, `templates`, `work`): \
+                     {}",
+                    sanitize(&name),
+                    kind.noun(),
+                    match kind {
+                        FileKind::Draft =>
+                            "a draft is validated with lwirc validate \
+                                            DRAFT -d WORKFLOW and registered with \
+                                            lwirc register",
+                        _ =>
+                            "a definition is what a goal's templates compile \
+                              against; the goal file names it",
+                    }
+                );
+            }
+            match document {
+                Some(doc) => print(&render(format, color, &name, &doc, &findings)).map_err(io)?,
+                None => {
+                    let report = Report::of_file(
+                        &findings,
+                        File {
+                            name: &name,
+                            bytes: &bytes,
+                            document: None,
+                        },
+                    );
+                    print(&format.render(report, color)).map_err(io)?;
+                }
+            }
+            Ok(exit::FINDINGS)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `goal report`: an attempt's start or end, reported by a runtime outside lwirc.
+fn report(
+    goals: &Goals<'_>,
+    store: &dyn Store,
+    goal: &str,
+    work: &str,
+    status: ReportStatus,
+    output: Option<String>,
+    error: Option<String>,
+) -> Result<u8, Failure> {
+    let io = Failure::Usage;
+    let id = resolve(store, goal)?;
+    let report = match status {
+        ReportStatus::Started => {
+            if output.is_some() || error.is_some() {
+                return Err(Failure::Usage(anyhow::anyhow!(
+                    "`started` takes neither --output nor --error"
+                )));
+            }
+            WorkReport::Started
+        }
+        ReportStatus::Succeeded => {
+            if error.is_some() {
+                return Err(Failure::Usage(anyhow::anyhow!(
+                    "`succeeded` takes --output, not --error"
+                )));
+            }
+            let Some(path) = output else {
+                return Err(Failure::Usage(anyhow::anyhow!(
+                    "`succeeded` needs --output FILE (the attempt's output, JSON)"
+                )));
+            };
+            // What `goal run` would read of a runner's answer, at most: an output
+            // is recorded in the goal's log, which every goal command reads.
+            let limit = process::DEFAULT_MAX_OUTPUT;
+            let source = match read_at_most(&path, limit as u64).map_err(io)? {
+                Ok(source) => source,
+                Err(TooLarge { size }) => {
+                    let (name, size) = match size {
+                        Some(size) => {
+                            (format!("`{}`", sanitize(&path)), format!("is {size} bytes"))
+                        }
+                        None => (
+                            "on standard input".to_owned(),
+                            format!("is more than {limit} bytes"),
+                        ),
+                    };
+                    eprintln!(
+                        "lwirc: the output {name} {size}; a work item's output is at most {limit} \
+                         bytes (as a runner's answer is); nothing was recorded"
+                    );
+                    return Ok(exit::FINDINGS);
+                }
+            };
+            let Some(doc) = super::document_or_report(source) else {
+                return Ok(exit::FINDINGS);
+            };
+            WorkReport::Succeeded(doc.root().to_json())
+        }
+        ReportStatus::Failed => {
+            if output.is_some() {
+                return Err(Failure::Usage(anyhow::anyhow!(
+                    "`failed` takes --error, not --output"
+                )));
+            }
+            WorkReport::Failed(error.unwrap_or_else(|| "failed (no error given)".to_owned()))
+        }
+    };
+    let event = goals.report(&id, work, &report)?;
+    let attempt = event
+        .data
+        .get("attempt")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    eprintln!(
+        "lwirc: recorded {} of {work} (attempt {attempt}) in goal {id}",
+        event.event
+    );
+    Ok(exit::OK)
+}
+
+/// `goal replan`: one replan, with its reviewer when there is one; what came of it.
+fn replan(
+    goals: &Goals<'_>,
+    store: &dyn Store,
+    goal: &str,
+    agents: AgentArgs,
+    color: ColorChoice,
+) -> Result<u8, Failure> {
+    let io = Failure::Usage;
+    let id = resolve(store, goal)?;
+    let mut planner = agents
+        .limits
+        .agent(&agents.planner, Role::Planner)
+        .map_err(io)?;
+    let mut reviewer = agents
+        .limits
+        .reviewer
+        .as_deref()
+        .map(|r| agents.limits.agent(r, Role::Reviewer))
+        .transpose()
+        .map_err(io)?;
+    let outcome = goals.replan(
+        &id,
+        &mut planner,
+        reviewer
+            .as_mut()
+            .map(|r| r as &mut dyn lwir_goals::agent::Agent),
+    )?;
+    match outcome {
+        Replanned::Applied { plan, generation } => {
+            eprintln!("lwirc: plan {plan} was applied: goal {id} is at generation {generation}");
+            print(&format!("{plan}\n")).map_err(io)?;
+            Ok(exit::OK)
+        }
+        Replanned::AwaitingReview { plan, note } => {
+            if let Some(note) = note {
+                eprintln!("lwirc: {}", sanitize(&note));
+            }
+            eprintln!(
+                "lwirc: plan {plan} is valid and waits for review: `lwirc goal approve {id} {plan}` or `lwirc goal reject {id} {plan} --feedback TEXT`"
+            );
+            print(&format!("{plan}\n")).map_err(io)?;
+            Ok(exit::OK)
+        }
+        Replanned::Attention { plan, rationale } => {
+            eprintln!(
+                "lwirc: plan {plan} ended in attention: {}\nlwirc: after a person has looked, `lwirc goal retry {id} {plan}` asks for another replan",
+                sanitize(&excerpt(&rationale, 2000))
+            );
+            Ok(exit::FINDINGS)
+        }
+        Replanned::Rejected { plan, feedback } => {
+            eprintln!(
+                "lwirc: plan {plan} was rejected by the reviewer: {}",
+                sanitize(&excerpt(&feedback, 2000))
+            );
+            Ok(exit::FINDINGS)
+        }
+        Replanned::Failed {
+            plan,
+            charged,
+            message,
+            findings,
+        } => {
+            if let Some((document, findings)) = findings {
+                let name = format!("plan {plan} (the planner's answer)");
+                match document {
+                    Some(doc) => eprint!(
+                        "{}",
+                        render(Format::Human, stderr_choice(color), &name, &doc, &findings)
+                    ),
+                    None => {
+                        for f in &findings {
+                            eprintln!("{}: {}", f.code, sanitize(&f.message));
+                        }
+                    }
+                }
+            }
+            eprintln!(
+                "lwirc: plan {plan} failed: {}{}",
+                sanitize(&excerpt(&message, 2000)),
+                if charged {
+                    " (the replan is spent)"
+                } else {
+                    " (not charged: the planner could not be started)"
+                }
+            );
+            Ok(exit::FINDINGS)
+        }
+    }
+}
+
+/// `goal run`: drives the goal until it ends or waits for a person.
+#[allow(clippy::too_many_arguments)]
+fn run_goal(
+    goals: &Goals<'_>,
+    store: &dyn Store,
+    goal: &str,
+    runner: RunnerArgs,
+    planner: Option<String>,
+    limits: AgentLimits,
+    format: ShowFormat,
+    quiet: bool,
+    registry: Option<&Path>,
+) -> Result<u8, Failure> {
+    let io = Failure::Usage;
+    let id = resolve(store, goal)?;
+    let runner = runner.runner(registry).map_err(io)?;
+    let mut planner = planner
+        .as_deref()
+        .map(|p| limits.agent(p, Role::Planner))
+        .transpose()
+        .map_err(io)?;
+    let mut reviewer = limits
+        .reviewer
+        .as_deref()
+        .map(|r| limits.agent(r, Role::Reviewer))
+        .transpose()
+        .map_err(io)?;
+    let mut observer = Progress { quiet };
+    let report = goals.run(
+        &id,
+        &runner,
+        planner
+            .as_mut()
+            .map(|p| p as &mut dyn lwir_goals::agent::Agent),
+        reviewer
+            .as_mut()
+            .map(|r| r as &mut dyn lwir_goals::agent::Agent),
+        &mut observer,
+    )?;
+    let status = report.status;
+    match format {
+        ShowFormat::Json => print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ))
+        .map_err(io)?,
+        ShowFormat::Human => print(&format!(
+            "goal {}: {} — {}\n",
+            report.goal,
+            status.as_str(),
+            sanitize(&report.reason)
+        ))
+        .map_err(io)?,
+    }
+    if status == lwir_goals::projection::Status::Eligible && planner.is_none() {
+        eprintln!(
+            "lwirc: the goal is eligible for a replan: run again with --planner CMD, or `lwirc goal replan {id} --planner CMD`"
+        );
+    }
+    Ok(if status == lwir_goals::projection::Status::Succeeded {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    })
 }
 
 /// `goal tick` (`interval` none) and `goal serve`.
@@ -1073,329 +1116,4 @@ fn serve(
         .map_err(io2)?,
     }
     Ok(exit::OK)
-}
-
-/// Progress lines of `goal run`, `tick` and `serve` on standard error.
-struct Progress {
-    quiet: bool,
-}
-
-impl lwir_goals::run::Observer for Progress {
-    fn progress(&mut self, goal: &str, progress: lwir_goals::run::Progress<'_>) {
-        use lwir_goals::run::Progress as P;
-        if self.quiet {
-            return;
-        }
-        let line = match progress {
-            P::Interrupted { work, attempt } => {
-                format!(
-                    "attempt {attempt} of {work} lost its runner (an earlier run stopped, or its answer could not be recorded): recorded as interrupted"
-                )
-            }
-            P::Dispatched { work, key, attempt } => {
-                format!("{key}: attempt {attempt} dispatched ({work})")
-            }
-            P::Finished {
-                key,
-                attempt,
-                succeeded: true,
-                run,
-                ..
-            } => format!("{key}: attempt {attempt} succeeded{}", run_of(run)),
-            P::Finished {
-                key,
-                attempt,
-                error,
-                run,
-                ..
-            } => format!(
-                "{key}: attempt {attempt} failed{}: {}",
-                run_of(run),
-                excerpt(error.unwrap_or("(no error given)"), 300)
-            ),
-            P::Replanned(outcome) => match outcome {
-                Replanned::Applied { plan, generation } => {
-                    format!("replan {plan}: applied, generation {generation}")
-                }
-                Replanned::AwaitingReview { plan, .. } => {
-                    format!("replan {plan}: a valid plan waits for review")
-                }
-                Replanned::Attention { plan, rationale } => {
-                    format!(
-                        "replan {plan}: the planner asked for attention: {}",
-                        excerpt(rationale, 300)
-                    )
-                }
-                Replanned::Rejected { plan, feedback } => {
-                    format!(
-                        "replan {plan}: rejected by the reviewer: {}",
-                        excerpt(feedback, 300)
-                    )
-                }
-                Replanned::Failed { plan, message, .. } => {
-                    format!("replan {plan}: failed: {}", excerpt(message, 300))
-                }
-            },
-            P::Adapted(outcome) => {
-                use lwir_goals::adapt::Adapted as A;
-                match outcome {
-                    A::NotTriggered(_) => return,
-                    A::Kept { plan } => format!("adaptation {plan}: the planner kept the plan"),
-                    A::Revised {
-                        plan,
-                        generation,
-                        obsoleted,
-                    } => {
-                        format!(
-                            "adaptation {plan}: the remaining plan was revised, generation {generation} ({obsoleted} item(s) obsolete)"
-                        )
-                    }
-                    A::AwaitingReview { plan } => {
-                        format!("adaptation {plan}: a revision waits for review; dispatch pauses")
-                    }
-                    A::Attention { plan, rationale } => {
-                        format!(
-                            "adaptation {plan}: the planner asked for attention ({}); the plan goes on",
-                            excerpt(rationale, 300)
-                        )
-                    }
-                    A::Failed { plan, message, .. } => {
-                        format!(
-                            "adaptation {plan}: failed ({}); the plan goes on",
-                            excerpt(message, 300)
-                        )
-                    }
-                }
-            }
-            P::NotRecorded { work, reason } => {
-                format!("{work}: its answer was not recorded: {reason}")
-            }
-        };
-        eprintln!("lwirc: {goal}: {}", sanitize(&line));
-    }
-}
-
-fn stderr_choice(color: ColorChoice) -> ColorChoice {
-    match color {
-        ColorChoice::Auto if super::stderr_color() => ColorChoice::Always,
-        ColorChoice::Auto => ColorChoice::Never,
-        other => other,
-    }
-}
-
-fn render(
-    format: Format,
-    color: ColorChoice,
-    name: &str,
-    doc: &SpannedDocument,
-    findings: &[lwir_spec::Finding],
-) -> String {
-    let report = Report::of_file(
-        findings,
-        File {
-            name,
-            bytes: doc.source(),
-            document: Some(doc),
-        },
-    );
-    format.render(report, color)
-}
-
-fn list_row(p: &Projection) -> serde_json::Value {
-    let mut row = serde_json::json!({
-        "goal": p.goal,
-        "name": p.name,
-        "status": p.status,
-        "generation": p.generation,
-        "attempts": p.attempts,
-        "replans": p.replans,
-        "reason": p.reason,
-        "fingerprint": p.fingerprint,
-    });
-    if let Some(c) = &p.replan_consumption {
-        row["replan_consumption"] = serde_json::to_value(c).unwrap_or_default();
-    }
-    row
-}
-
-fn consumption_text(p: &Projection) -> String {
-    p.replan_consumption.map_or_else(
-        || "-".to_owned(),
-        |c| {
-            format!(
-                "reviewer_rejection {}, planner_no_proposal {}",
-                c.reviewer_rejection, c.planner_no_proposal
-            )
-        },
-    )
-}
-
-fn list_table(shown: &[Projection]) -> String {
-    if shown.is_empty() {
-        return "no goals (`lwirc goal create GOAL.json` creates one)\n".to_owned();
-    }
-    let rows: Vec<[String; 6]> = shown
-        .iter()
-        .map(|p| {
-            [
-                p.goal.clone(),
-                p.status.as_str().to_owned(),
-                p.generation.to_string(),
-                format!("{}/{}", p.attempts.used, p.attempts.max),
-                format!("{}/{}", p.replans.used, p.replans.max),
-                consumption_text(p),
-            ]
-        })
-        .collect();
-    let header = [
-        "GOAL",
-        "STATUS",
-        "GEN",
-        "ATTEMPTS",
-        "REPLANS",
-        "REPLAN CONSUMPTION",
-    ];
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let line = |cells: Vec<&str>, out: &mut String| {
-        let mut text = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(header.to_vec(), &mut out);
-    for row in &rows {
-        line(row.iter().map(String::as_str).collect(), &mut out);
-    }
-    for p in shown {
-        if matches!(
-            p.status.as_str(),
-            "exhausted" | "attention" | "awaiting-review"
-        ) {
-            out.push_str(&format!(
-                "{}: {}\n",
-                p.goal,
-                sanitize(&excerpt(&p.reason, 400))
-            ));
-        }
-    }
-    out
-}
-
-fn show_human(p: &Projection) -> String {
-    let mut out = String::new();
-    out.push_str(&format!("goal {} ({})\n", p.goal, sanitize(&p.name)));
-    out.push_str(&format!(
-        "  objective: {}\n",
-        sanitize(&excerpt(&p.objective, 400))
-    ));
-    out.push_str(&format!("  status: {}\n", p.status.as_str()));
-    out.push_str(&format!("  reason: {}\n", sanitize(&p.reason)));
-    if let Some(root) = &p.active_root {
-        out.push_str(&format!(
-            "  generation {}, root `{}` ({})\n",
-            p.generation, root.key, root.id
-        ));
-    }
-    out.push_str(&format!(
-        "  attempts {}/{} · replans {}/{} · planned items {}/{}",
-        p.attempts.used,
-        p.attempts.max,
-        p.replans.used,
-        p.replans.max,
-        p.planned_items.used,
-        p.planned_items.max
-    ));
-    if p.adaptations.max > 0 {
-        out.push_str(&format!(
-            " · adaptations {}/{}",
-            p.adaptations.used, p.adaptations.max
-        ));
-    }
-    out.push('\n');
-    if let Some(c) = &p.replan_consumption {
-        out.push_str(&format!(
-            "  replan consumption: reviewer_rejection {}, planner_no_proposal {}\n",
-            c.reviewer_rejection, c.planner_no_proposal
-        ));
-    }
-    if let Some(c) = &p.cancelled {
-        out.push_str(&format!("  cancelled by {} at {}\n", sanitize(&c.by), c.at));
-    }
-    out.push_str(&format!("\nwork of generation {}:\n", p.generation));
-    work_table(&p.work, &mut out);
-    let superseded: Vec<WorkView> = p
-        .governed_work
-        .iter()
-        .filter(|w| !p.work.iter().any(|a| a.id == w.id))
-        .cloned()
-        .collect();
-    if !superseded.is_empty() {
-        out.push_str("\noutside the active generation (kept, not dispatched):\n");
-        work_table(&superseded, &mut out);
-    }
-    out.push_str("\nplans:\n");
-    for plan in &p.plans {
-        out.push_str(&format!("  {} {} {}", plan.id, plan.kind, plan.status));
-        if !plan.charged && plan.kind == "replan" {
-            out.push_str(" (not charged)");
-        }
-        if let Some(root) = &plan.root {
-            out.push_str(&format!(" · root `{}`", sanitize(root)));
-        }
-        if let Some(r) = &plan.receipt {
-            out.push_str(&format!(
-                " · receipt: {} by {} {}",
-                r.verdict,
-                r.reviewer,
-                sanitize(&r.by)
-            ));
-        }
-        out.push('\n');
-        if let Some(reason) = &plan.reason {
-            out.push_str(&format!("      {}\n", sanitize(&excerpt(reason, 600))));
-        }
-    }
-    out
-}
-
-/// ` (run RUN)` for an attempt that was a run.
-fn run_of(run: Option<&str>) -> String {
-    run.map_or(String::new(), |r| format!(" (run {r})"))
-}
-
-fn work_table(work: &[WorkView], out: &mut String) {
-    if work.is_empty() {
-        out.push_str("  (none)\n");
-        return;
-    }
-    for w in work {
-        let status = serde_json::to_value(w.status).unwrap_or_default();
-        out.push_str(&format!(
-            "  {:<28} {:<12} {:<16} {:<10} {}/{} attempt(s)\n",
-            w.id,
-            sanitize(&w.key),
-            sanitize(&w.template),
-            status.as_str().unwrap_or(""),
-            w.attempts,
-            w.max_attempts
-        ));
-        for e in &w.errors {
-            out.push_str(&format!("      {}\n", sanitize(&excerpt(e, 300))));
-        }
-        for r in &w.runs {
-            out.push_str(&format!("      attempt {}: run {}\n", r.attempt, r.run));
-        }
-    }
 }
