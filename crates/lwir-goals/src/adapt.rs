@@ -18,8 +18,9 @@ use serde::Serialize;
 use crate::agent::Agent;
 use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
-use crate::goal::{GoalError, Goals, Loaded, attention, findings_json, goal_summary, plan_failed};
+use crate::goal::{GoalError, Goals, Loaded};
 use crate::projection::{Status, WorkStatus};
+use crate::replan::{attention, findings_json, goal_summary, plan_failed};
 
 /// Appends one event to the plan's log and the goal's.
 type Append<'a> =
@@ -153,7 +154,7 @@ impl Goals<'_> {
                     Some(why) => Err(format!("goal `{id}` does not adapt now: {why}")),
                 },
             )?;
-        let mut writer = crate::goal::PlanWriter {
+        let mut writer = crate::replan::PlanWriter {
             store: self.store,
             id,
             seq: loaded.fold.last_seq + 1,
@@ -168,11 +169,11 @@ impl Goals<'_> {
             manifest: request["manifest"].clone(),
             planner: planner.describe(),
         }))?;
-        let env = crate::goal::agent_env(1, id, &plan);
+        let env = crate::replan::agent_env(1, id, &plan);
         let answer = match planner.call("adapt", &bytes, &env) {
             Ok(answer) => answer,
             Err(failure) => {
-                let (charged, event) = crate::goal::no_answer(&plan, &failure);
+                let (charged, event) = crate::replan::no_answer(&plan, &failure);
                 append(event, &mut log)?;
                 return Ok(Adapted::Failed {
                     plan,
@@ -323,7 +324,7 @@ impl Goals<'_> {
                 }
             }
             other => {
-                let finding = crate::goal::unknown_kind(
+                let finding = crate::replan::unknown_kind(
                     &doc,
                     other,
                     "an adaptation answers \"keep\", \"revise\" or \"attention\"",
@@ -431,7 +432,7 @@ impl Goals<'_> {
                 })),
             }
         }
-        let manifest = crate::goal::request_manifest(loaded, &self.context(loaded));
+        let manifest = crate::replan::request_manifest(loaded, &self.context(loaded));
         let replanning = loaded.file.replanning.as_ref();
         serde_json::json!({
             "kind": "adapt",
@@ -444,7 +445,7 @@ impl Goals<'_> {
             "completed": completed,
             "running": running,
             "pending": pending,
-            "catalog": crate::goal::catalog_json(loaded),
+            "catalog": crate::replan::catalog_json(loaded),
             "bounds": {
                 "adaptations_left": projection.adaptations.max.saturating_sub(projection.adaptations.used + 1),
                 "max_items_per_plan": replanning.map_or(0, |r| r.max_items_per_plan),

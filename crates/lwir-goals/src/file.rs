@@ -4,7 +4,7 @@
 //! Every field has its place in the typed view; bounds the file leaves out get the
 //! defaults documented in `crates/lwir-spec/README.md` (section "Goals"), and the frozen goal keeps
 //! the file exactly as written, so what the defaults were is part of the lwirc that created
-//! it — [`Bounds`] is what every later command reads.
+//! it — [`Bounds`](crate::check::Bounds) is what every later command reads.
 
 use std::collections::BTreeMap;
 

@@ -9,11 +9,12 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`file`] | the goal file: strict reader, meta-schema, typed view |
+//! | [`file`](mod@file) | the goal file: strict reader, meta-schema, typed view |
 //! | [`check`] | the host's checks of a plan (generation 0 or a proposal): the invariants |
 //! | [`catalog`] | registered templates, behind [`catalog::Templates`] |
 //! | [`templates`] | the registry as that source of templates |
 //! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
+//! | [`postgres`] | the same in PostgreSQL |
 //! | [`events`] | the log's events, typed |
 //! | [`projection`] | the state computed from the events |
 //! | [`checkpoint`] | the fold of a prefix of the log, kept so that reads fold only what follows |
@@ -22,7 +23,8 @@
 //! | [`runner`] | runners: the `lwir-runner/1` protocol, answers read strictly |
 //! | [`adapt`] | revising the remaining plan while a goal runs |
 //! | [`run`] | driving a goal: dispatch, record, retry, replan (`goal run`, `goal serve`) |
-//! | [`goal`] | the operations of `lwirc goal` |
+//! | [`goal`] | the operations of `lwirc goal` on a goal and its work |
+//! | [`replan`] | plans after the first: replan, review, apply |
 //!
 //! The goal file, the events, the replan and review requests and the invariants are
 //! specified in `crates/lwir-spec/README.md` ("Goals").
@@ -37,6 +39,7 @@ pub mod file;
 pub mod goal;
 pub mod postgres;
 pub mod projection;
+pub mod replan;
 pub mod resolve;
 pub mod run;
 pub mod runner;

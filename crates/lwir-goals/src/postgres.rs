@@ -18,7 +18,7 @@
 //!   moment the process holding them dies and its connection drops — a crashed driver
 //!   never leaves a lock to clean up.
 //!
-//! - **Waits** are bounded ([`conn`]): the handshake by `connect_timeout` (10 s unless the
+//! - **Waits** are bounded (`conn`): the handshake by `connect_timeout` (10 s unless the
 //!   URL says), each statement by `statement_timeout` (30 s unless the URL says), set on the
 //!   server and kept by lwirc too, so that a server stopped mid-run fails the statement in
 //!   flight rather than blocking the process.
@@ -226,7 +226,7 @@ fn since_of(rows: &[tokio_postgres::Row], after: &Position) -> Option<(Vec<Event
 
 impl Postgres {
     /// Connects to `url` and brings the schema up to date. Besides the driver's
-    /// parameters, the URL may say `statement_timeout=SECONDS` (see [`open`]).
+    /// parameters, the URL may say `statement_timeout=SECONDS` (see `open`).
     pub fn connect(url: &str) -> Result<Self, StoreError> {
         let mut client = open(url)?;
         migrate(&mut client).map_err(|e| failed(&shown(url), &e))?;
