@@ -20,7 +20,7 @@ use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
 use crate::goal::{GoalError, Goals, Loaded};
 use crate::projection::{Status, WorkStatus};
-use crate::replan::{attention, findings_json, goal_summary, plan_failed};
+use crate::replan::{attention, findings_json, goal_summary, refused};
 
 /// Appends one event to the plan's log and the goal's.
 type Append<'a> =
@@ -194,21 +194,11 @@ impl Goals<'_> {
          -> Result<Adapted, GoalError> {
             let json = findings_json(&findings, source, document);
             log.put("findings", &serde_json::to_vec(&json).unwrap_or_default())?;
-            let code = findings
-                .iter()
-                .find(|f| f.is_error())
-                .map_or(Code::InvalidProposal, |f| f.code);
             let message = format!(
                 "the revision was refused with {} finding(s)",
                 findings.iter().filter(|f| f.is_error()).count()
             );
-            let event = plan_failed(
-                plan.clone(),
-                true,
-                code.as_str().to_owned(),
-                message.clone(),
-                json,
-            );
+            let event = refused(&plan, &findings, message.clone(), json);
             append(event, log)?;
             Ok(Adapted::Failed {
                 plan: plan.clone(),
@@ -364,7 +354,11 @@ impl Goals<'_> {
                 .filter_map(|id| loaded.fold.item(id).map(|d| d.spec.key.clone()))
                 .collect();
             let mut wanted = item.after.clone();
-            for key in crate::check::work_reads(&json_node(&item.input)) {
+            let input = crate::goal::json_node(&item.input).unwrap_or(Node {
+                span: lwir_spec::Span::default(),
+                value: lwir_spec::document::Value::Null,
+            });
+            for key in crate::check::work_reads(&input) {
                 if !wanted.contains(&key) {
                     wanted.push(key);
                 }
@@ -456,15 +450,4 @@ impl Goals<'_> {
             "manifest": manifest,
         })
     }
-}
-
-fn json_node(value: &serde_json::Value) -> Node {
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
-    document::read(bytes)
-        .document
-        .map(|d| d.root().clone())
-        .unwrap_or(Node {
-            span: lwir_spec::Span::default(),
-            value: lwir_spec::document::Value::Null,
-        })
 }

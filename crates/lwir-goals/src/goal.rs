@@ -253,20 +253,18 @@ pub fn work_id(goal: &str, plan: &str, key: &str) -> String {
 /// The manifest of a goal's planner profile (`replanning.planner`): a PlannerManifest of
 /// the definition `{"planner": profile}`.
 pub fn planner_manifest(profile: &serde_json::Value) -> PlannerManifest {
-    let node = json_node(&serde_json::json!({ "planner": profile }));
+    let node = json_node(&serde_json::json!({ "planner": profile })).unwrap_or(Node {
+        span: Span::default(),
+        value: Value::Object(Box::<[Member]>::default()),
+    });
     PlannerManifest::of(&node, harness_id())
 }
 
-fn json_node(value: &serde_json::Value) -> Node {
-    // Serialised JSON always reads back.
+/// A JSON value as a document node (spans into its compact serialisation); `None` only for
+/// a value the reader refuses (nested deeper than it reads).
+pub(crate) fn json_node(value: &serde_json::Value) -> Option<Node> {
     let bytes = serde_json::to_vec(value).unwrap_or_default();
-    document::read(bytes)
-        .document
-        .map(|d| d.root().clone())
-        .unwrap_or(Node {
-            span: Span::default(),
-            value: Value::Object(Box::<[Member]>::default()),
-        })
+    document::read(bytes).document.map(|d| d.root().clone())
 }
 
 #[derive(Serialize, serde::Deserialize)]

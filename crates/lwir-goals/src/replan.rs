@@ -90,18 +90,10 @@ impl Goals<'_> {
                     message,
                 } => {
                     log.put("findings", &serde_json::to_vec(&json).unwrap_or_default())?;
-                    let code = findings
-                        .iter()
-                        .find(|f| f.is_error())
-                        .map_or(Code::InvalidProposal, |f| f.code);
-                    let event = plan_failed(
-                        plan_id.clone(),
-                        true,
-                        code.as_str().to_owned(),
-                        message.clone(),
-                        json,
-                    );
-                    append(event, &mut log)?;
+                    append(
+                        refused(&plan_id, &findings, message.clone(), json),
+                        &mut log,
+                    )?;
                     return Ok(Replanned::Failed {
                         plan: plan_id,
                         charged: true,
@@ -592,17 +584,8 @@ impl Goals<'_> {
                 Some(c) if !findings.iter().any(Finding::is_error) => c,
                 _ => {
                     let json = findings_json(&findings, doc.source(), Some(&doc));
-                    let code = findings
-                        .iter()
-                        .find(|f| f.is_error())
-                        .map_or(Code::InvalidProposal, |f| f.code);
-                    let event = plan_failed(
-                        plan.to_owned(),
-                        true,
-                        code.as_str().to_owned(),
-                        "the plan was refused when it was materialized".into(),
-                        json,
-                    );
+                    let message = "the plan was refused when it was materialized".to_owned();
+                    let event = refused(plan, &findings, message, json);
                     match self.store.append(id, &event, loaded.fold.last_seq) {
                         Ok(_) => {}
                         Err(StoreError::Conflict { .. }) => continue,
@@ -1080,6 +1063,27 @@ pub(crate) fn unknown_kind(doc: &SpannedDocument, kind: Option<&str>, expected: 
         at,
         span,
         format!("the answer has {shown}; {expected}"),
+    )
+}
+
+/// The `plan.failed` of a proposal refused with `findings` (their JSON `json`): charged,
+/// with the code of its first error.
+pub(crate) fn refused(
+    plan: &str,
+    findings: &[Finding],
+    message: String,
+    json: Vec<serde_json::Value>,
+) -> GoalEvent {
+    let code = findings
+        .iter()
+        .find(|f| f.is_error())
+        .map_or(Code::InvalidProposal, |f| f.code);
+    plan_failed(
+        plan.to_owned(),
+        true,
+        code.as_str().to_owned(),
+        message,
+        json,
     )
 }
 

@@ -751,6 +751,47 @@ fn kind_name(v: &Json) -> &'static str {
 
 /// Keeps the first reason an answer was not decided; a Compatible answer (the producer
 /// turned out to be empty) changes nothing here.
+impl Compat {
+    /// The counterexample and reason of an `Incompatible` answer, for the caller to embed
+    /// in a value of its own; an `Unknown` answer's reason is kept in `unknown` (the first
+    /// one kept stays), and a compatible answer is nothing.
+    fn refuted(self, unknown: &mut Option<String>) -> Option<(Json, String)> {
+        match self {
+            Compat::Compatible => None,
+            Compat::Unknown { reason } => {
+                unknown.get_or_insert(reason);
+                None
+            }
+            Compat::Incompatible {
+                counterexample,
+                reason,
+                ..
+            } => Some((counterexample, reason)),
+        }
+    }
+
+    /// `Incompatible` with the value `built` that embeds a part's counterexample, for the
+    /// part's `reason`; when no such value could be built, nothing (and why, in `unknown`).
+    fn embedded(
+        built: Option<Json>,
+        reason: String,
+        unknown: &mut Option<String>,
+        cannot: impl FnOnce() -> Compat,
+    ) -> Option<Compat> {
+        match built {
+            Some(counterexample) => Some(Compat::Incompatible {
+                counterexample,
+                reason,
+                constraint: None,
+            }),
+            None => {
+                note(unknown, cannot());
+                None
+            }
+        }
+    }
+}
+
 fn note(unknown: &mut Option<String>, answer: Compat) {
     if let Compat::Unknown { reason } = answer {
         unknown.get_or_insert(reason);

@@ -511,7 +511,7 @@ fn unknown_field(
     let span = doc.key_span_of(&key_pointer).unwrap_or(node.span);
     let mut finding = Finding::new(
         Code::UnknownField,
-        key_pointer.clone(),
+        key_pointer,
         span,
         format!("unknown field `{key}` in {what}"),
     );
@@ -520,17 +520,7 @@ fn unknown_field(
         .map(String::as_str)
         .filter(|k| node.get(k).is_none());
     match suggest(key, absent) {
-        Some((candidate, applicability)) => {
-            finding = finding
-                .with_help(format!("did you mean `{candidate}`?"))
-                .with_fix(Fix {
-                    applicability,
-                    patch: vec![PatchOp::Move {
-                        from: key_pointer,
-                        path: pointer::join(at, candidate),
-                    }],
-                });
-        }
+        Some(suggested) => finding = did_you_mean(finding, suggested, at),
         None => {
             let names = all_of(known.iter().map(String::as_str));
             finding = finding.with_help(format!(
@@ -717,6 +707,25 @@ fn article(what: &str) -> String {
         Some(b'a' | b'e' | b'i' | b'o' | b'u') => format!("an {what}"),
         _ => format!("a {what}"),
     }
+}
+
+/// `finding`, about a key at its pointer in the object at `at`, with a help naming the key
+/// `suggest` found and the fix that renames the key to it (a JSON Patch `move`).
+pub(crate) fn did_you_mean(
+    finding: Finding,
+    (candidate, applicability): (&str, lwir_spec::finding::Applicability),
+    at: &str,
+) -> Finding {
+    let from = finding.pointer.clone();
+    finding
+        .with_help(format!("did you mean `{candidate}`?"))
+        .with_fix(Fix {
+            applicability,
+            patch: vec![PatchOp::Move {
+                from,
+                path: pointer::join(at, candidate),
+            }],
+        })
 }
 
 #[cfg(test)]

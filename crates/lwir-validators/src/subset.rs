@@ -5,7 +5,7 @@
 use lwir_spec::document::{Node, Value};
 use lwir_spec::schemas::{ANNOTATION_KEYWORDS, SUBSET_KEYWORDS, TYPE_NAMES, UNSUPPORTED_KEYWORDS};
 use lwir_spec::suggest::suggest;
-use lwir_spec::{Code, Finding, Fix, Origin, PatchOp, pointer};
+use lwir_spec::{Code, Finding, Fix, Origin, pointer};
 
 /// Checks the schema `schema` found at `at`, reporting into `out`.
 pub(crate) fn check(schema: &Node, at: String, origin: Origin, out: &mut Vec<Finding>) {
@@ -79,15 +79,7 @@ impl Walker<'_, '_> {
                     format!("unknown JSON Schema keyword `{key}`"),
                 );
                 finding = match suggest(key, absent) {
-                    Some((candidate, applicability)) => finding
-                        .with_help(format!("did you mean `{candidate}`?"))
-                        .with_fix(Fix {
-                            applicability,
-                            patch: vec![PatchOp::Move {
-                                from: here,
-                                path: pointer::join(at, candidate),
-                            }],
-                        }),
+                    Some(suggested) => crate::shape::did_you_mean(finding, suggested, at),
                     None => finding.with_help(
                         "unknown keywords are silently ignored by validators; use `x-` for extensions",
                     ),

@@ -70,30 +70,12 @@ pub(super) fn check(cx: &mut Checker, p: &ListTy, c: &ListTy) -> Compat {
             break;
         }
         let answer = cx.sub_at(i.to_string(), pt, ct);
-        match answer {
-            Compat::Compatible => {}
-            Compat::Unknown { reason } => {
-                unknown.get_or_insert(reason);
-            }
-            Compat::Incompatible {
-                counterexample,
-                reason,
-                ..
-            } => {
-                let len = p.min_items.max(i as u64 + 1);
-                match cx.list_with(p, &[(i, counterexample)], len) {
-                    Some(x) => {
-                        return Compat::Incompatible {
-                            counterexample: x,
-                            reason,
-                            constraint: None,
-                        };
-                    }
-                    None => note(
-                        &mut unknown,
-                        cx.cannot_build(&list(p), "a list around the item"),
-                    ),
-                }
+        if let Some((counterexample, reason)) = answer.refuted(&mut unknown) {
+            let len = p.min_items.max(i as u64 + 1);
+            let built = cx.list_with(p, &[(i, counterexample)], len);
+            let cannot = || cx.cannot_build(&list(p), "a list around the item");
+            if let Some(no) = Compat::embedded(built, reason, &mut unknown, cannot) {
+                return no;
             }
         }
     }

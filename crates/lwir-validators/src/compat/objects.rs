@@ -45,28 +45,12 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
             continue;
         }
         let answer = cx.sub_at(name.clone(), pt, c.type_of(name));
-        match answer {
-            Compat::Compatible => {}
-            Compat::Unknown { reason } => {
-                unknown.get_or_insert(reason);
+        if let Some((counterexample, reason)) = answer.refuted(&mut unknown) {
+            let built = cx.object_with(p, &[(name.clone(), counterexample)], None, 0);
+            let cannot = || cx.cannot_build(&whole(), "an object around the property");
+            if let Some(no) = Compat::embedded(built, reason, &mut unknown, cannot) {
+                return no;
             }
-            Compat::Incompatible {
-                counterexample,
-                reason,
-                ..
-            } => match cx.object_with(p, &[(name.clone(), counterexample)], None, 0) {
-                Some(x) => {
-                    return Compat::Incompatible {
-                        counterexample: x,
-                        reason,
-                        constraint: None,
-                    };
-                }
-                None => note(
-                    &mut unknown,
-                    cx.cannot_build(&whole(), "an object around the property"),
-                ),
-            },
         }
     }
 
@@ -74,36 +58,18 @@ pub(super) fn check(cx: &mut Checker, p: &ObjectTy, c: &ObjectTy) -> Compat {
     if p.rest != Ty::Never && c.rest != Ty::Any {
         let key = fresh_key(p, Some(c), &serde_json::Map::new());
         let answer = cx.sub_at(key.clone(), &p.rest, &c.rest);
-        match answer {
-            Compat::Compatible => {}
-            Compat::Unknown { reason } => {
-                unknown.get_or_insert(reason);
-            }
-            Compat::Incompatible {
-                counterexample,
-                reason,
-                ..
-            } => {
-                let reason = if c.rest == Ty::Never {
-                    cx.located(format!(
-                        "the producer's object is open (no `additionalProperties: false`) but the consumer's is closed: it rejects the extra property `{key}`"
-                    ))
-                } else {
-                    reason
-                };
-                match cx.object_with(p, &[(key, counterexample)], None, 0) {
-                    Some(x) => {
-                        return Compat::Incompatible {
-                            counterexample: x,
-                            reason,
-                            constraint: None,
-                        };
-                    }
-                    None => note(
-                        &mut unknown,
-                        cx.cannot_build(&whole(), "an object with an extra property"),
-                    ),
-                }
+        if let Some((counterexample, reason)) = answer.refuted(&mut unknown) {
+            let reason = if c.rest == Ty::Never {
+                cx.located(format!(
+                    "the producer's object is open (no `additionalProperties: false`) but the consumer's is closed: it rejects the extra property `{key}`"
+                ))
+            } else {
+                reason
+            };
+            let built = cx.object_with(p, &[(key, counterexample)], None, 0);
+            let cannot = || cx.cannot_build(&whole(), "an object with an extra property");
+            if let Some(no) = Compat::embedded(built, reason, &mut unknown, cannot) {
+                return no;
             }
         }
     }
