@@ -188,11 +188,13 @@ fn every_kind_is_written_as_today_in_postgres() {
     };
     let database = format!("lwirc_every_event_{}", std::process::id());
     let mut admin_client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    admin_client
-        .batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database}"
-        ))
-        .unwrap();
+    // One statement a call: a database is never made inside a transaction block.
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {database}"),
+        format!("CREATE DATABASE {database}"),
+    ] {
+        admin_client.batch_execute(&statement).unwrap();
+    }
     let url = format!("{}/{database}", admin.rsplit_once('/').unwrap().0);
     let store = lwir_goals::postgres::Postgres::connect(&url).unwrap();
     append_every_kind(&store, "g-1");
