@@ -14,7 +14,8 @@ use foldhash::{HashMap, HashSet};
 
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
-use lwir_spec::document::{Node, Value, string_source_offset};
+use lwir_spec::document::{Node, StringOffsets, Value};
+use std::cell::OnceCell;
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
     BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxErrorKind, UnaryOp, parse_string_value,
@@ -161,6 +162,9 @@ struct Checker<'c, 'd, 'o> {
 struct Site<'a> {
     node: &'a Node,
     pointer: &'a str,
+    /// The string's escapes, found the first time a span in it is mapped to the file (a
+    /// template names many steps: each reference's span would walk the string again).
+    offsets: OnceCell<StringOffsets>,
 }
 
 impl<'d> Checker<'_, 'd, '_> {
@@ -459,7 +463,11 @@ impl<'d> Checker<'_, 'd, '_> {
     }
 
     fn string(&mut self, node: &Node, text: &str, at: &str, scope: &Scope<'d>) -> Ty {
-        let site = Site { node, pointer: at };
+        let site = Site {
+            node,
+            pointer: at,
+            offsets: OnceCell::new(),
+        };
         let parsed = match parse_string_value(text) {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -543,10 +551,10 @@ impl<'d> Checker<'_, 'd, '_> {
 
     /// Maps a span inside the decoded string of `site` to bytes of the file.
     fn span(&self, site: &Site<'_>, span: Span) -> Span {
-        Span::new(
-            string_source_offset(self.source, site.node.span, span.start()),
-            string_source_offset(self.source, site.node.span, span.end()),
-        )
+        let offsets = site
+            .offsets
+            .get_or_init(|| StringOffsets::new(self.source, site.node.span));
+        Span::new(offsets.offset(span.start()), offsets.offset(span.end()))
     }
 }
 
