@@ -16,6 +16,7 @@ use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
 use lwir_spec::document::{Node, StringOffsets, Value};
 use std::cell::OnceCell;
+use std::sync::Arc;
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
     BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxErrorKind, UnaryOp, parse_string_value,
@@ -69,7 +70,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         ids,
         out,
         analysis: Analysis::default(),
-        current_step: String::new(),
+        current_step: Arc::from(""),
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: plan,
@@ -77,7 +78,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
     let mut scope = Scope::default();
     checker.list(&cx.draft.steps, &mut scope);
     if let Some(output) = cx.draft.root.get("output") {
-        checker.current_step = String::new();
+        checker.current_step = Arc::from("");
         let ty = checker.value(output, "/output".to_owned(), &scope);
         if let Some((_, def)) = &cx.definition
             && let Some(schema) = def.root.get("output")
@@ -124,7 +125,7 @@ pub fn type_of_value(
         ids: HashSet::default(),
         out: &mut out,
         analysis: Analysis::default(),
-        current_step: String::new(),
+        current_step: Arc::from(""),
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: false,
@@ -147,7 +148,8 @@ struct Checker<'c, 'd, 'o> {
     ids: HashSet<&'d str>,
     out: &'o mut Vec<Finding>,
     analysis: Analysis,
-    current_step: String,
+    /// The pointer to the step being checked, shared by the references it makes.
+    current_step: Arc<str>,
     /// Types derived from the definition's schemas, once per tool (and input property).
     tool_types: HashMap<(String, String), Ty>,
     /// Types of the draft's own output schemas, by their source bytes: the same text is the
@@ -165,6 +167,8 @@ struct Site<'a> {
     /// The string's escapes, found the first time a span in it is mapped to the file (a
     /// template names many steps: each reference's span would walk the string again).
     offsets: OnceCell<StringOffsets>,
+    /// `pointer`, shared by the step references in the string.
+    shared_pointer: OnceCell<Arc<str>>,
 }
 
 impl<'d> Checker<'_, 'd, '_> {
@@ -179,7 +183,7 @@ impl<'d> Checker<'_, 'd, '_> {
 
     /// Checks one step in `scope`; returns what later steps see of it.
     fn step(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) -> Option<StepInfo<'d>> {
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         if let Some(when) = step.field("when") {
             let ty = self.value(when, step.pointer_to("when"), scope);
             self.expect_bool(&ty, when, &step.pointer_to("when"), "`when`");
@@ -210,7 +214,7 @@ impl<'d> Checker<'_, 'd, '_> {
                     self.list(list.steps, scope);
                 }
                 if let Some(until) = step.field("until") {
-                    self.current_step = step.pointer.clone();
+                    self.current_step = Arc::from(step.pointer.as_str());
                     let ty = self.value(until, step.pointer_to("until"), scope);
                     self.expect_bool(&ty, until, &step.pointer_to("until"), "`until`");
                 }
@@ -296,7 +300,7 @@ impl<'d> Checker<'_, 'd, '_> {
         for list in step.nested() {
             self.list(list.steps, scope);
         }
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         let result = match step.field("result") {
             Some(node) => self.value(node, step.pointer_to("result"), scope),
             None => Ty::Any,
@@ -360,7 +364,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 if let Some(when) = case.get("when") {
                     let at =
                         pointer::join(&pointer::join_index(&step.pointer_to("cases"), i), "when");
-                    self.current_step = step.pointer.clone();
+                    self.current_step = Arc::from(step.pointer.as_str());
                     let ty = self.value(when, at.clone(), scope);
                     self.expect_bool(&ty, when, &at, "a branch condition");
                 }
@@ -384,7 +388,7 @@ impl<'d> Checker<'_, 'd, '_> {
             return Ty::Any;
         };
         let at = step.pointer_to("over");
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         let ty = self.value(node, at.clone(), scope);
         if !ty.may_be(Kinds::LIST) {
             self.push(Finding::new(
@@ -467,6 +471,7 @@ impl<'d> Checker<'_, 'd, '_> {
             node,
             pointer: at,
             offsets: OnceCell::new(),
+            shared_pointer: OnceCell::new(),
         };
         let parsed = match parse_string_value(text) {
             Ok(parsed) => parsed,
