@@ -15,11 +15,13 @@ use foldhash::{HashMap, HashSet};
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
 use lwir_spec::document::{Node, StringOffsets, Value};
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
+use std::rc::Rc;
 use std::sync::Arc;
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
-    BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxErrorKind, UnaryOp, parse_string_value,
+    BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxError, SyntaxErrorKind, UnaryOp,
+    parse_string_value,
 };
 use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
@@ -74,6 +76,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: plan,
+        parsed: ParseCache::default(),
     };
     let mut scope = Scope::default();
     checker.list(&cx.draft.steps, &mut scope);
@@ -129,6 +132,7 @@ pub fn type_of_value(
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: false,
+        parsed: ParseCache::default(),
     };
     let scope = Scope {
         vars: variables
@@ -158,6 +162,63 @@ struct Checker<'c, 'd, 'o> {
     output_types: HashMap<&'d [u8], Ty>,
     /// Whether to build the compiled plan.
     want_plan: bool,
+    /// Parsed string values by their text.
+    parsed: ParseCache,
+}
+
+/// String values with interpolations, parsed, by their text: parsing is a function of the
+/// text alone, and drafts repeat their expressions (`${ input.repo }` in every call, a
+/// step's output read the same way by the steps after it). At most
+/// [`ParseCache::ENTRIES`] are kept — repeats are mostly near each other — so the cache
+/// stays small however large the draft.
+#[derive(Default)]
+struct ParseCache {
+    values: HashMap<Box<str>, Rc<Result<StringValue, SyntaxError>>>,
+}
+
+impl ParseCache {
+    const ENTRIES: usize = 256;
+
+    /// `parse_string_value(text)`, from the cache when `text` was parsed before.
+    fn parse(&mut self, text: &str) -> Rc<Result<StringValue, SyntaxError>> {
+        // A literal is read in one scan, faster than it is hashed.
+        if !caches_on() || !text.contains("${") {
+            return Rc::new(parse_string_value(text));
+        }
+        if let Some(parsed) = self.values.get(text) {
+            return Rc::clone(parsed);
+        }
+        if self.values.len() >= Self::ENTRIES {
+            self.values.clear();
+        }
+        let parsed = Rc::new(parse_string_value(text));
+        self.values.insert(text.into(), Rc::clone(&parsed));
+        parsed
+    }
+}
+
+thread_local! {
+    /// Whether this thread's validations use their caches (see [`without_caches`]).
+    static CACHES: Cell<bool> = const { Cell::new(true) };
+}
+
+fn caches_on() -> bool {
+    CACHES.with(Cell::get)
+}
+
+/// Runs `f` with the expression validator's caches off on this thread — parsed string
+/// values, derived output types — so that tests can compare each cache with the
+/// straightforward path.
+#[doc(hidden)]
+pub fn without_caches<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CACHES.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CACHES.with(|c| c.replace(false)));
+    f()
 }
 
 /// Where an expression sits: the JSON string node and its pointer.
@@ -282,12 +343,12 @@ impl<'d> Checker<'_, 'd, '_> {
     fn output_type(&mut self, schema: &'d Node) -> Ty {
         let source = self.source;
         match source.get(schema.span.range()) {
-            Some(text) => self
+            Some(text) if caches_on() => self
                 .output_types
                 .entry(text)
                 .or_insert_with(|| schema_ty(schema, schema, false))
                 .clone(),
-            None => schema_ty(schema, schema, false),
+            _ => schema_ty(schema, schema, false),
         }
     }
 
@@ -473,31 +534,33 @@ impl<'d> Checker<'_, 'd, '_> {
             offsets: OnceCell::new(),
             shared_pointer: OnceCell::new(),
         };
-        let parsed = match parse_string_value(text) {
+        let parsed = self.parsed.parse(text);
+        let parsed = match &*parsed {
             Ok(parsed) => parsed,
             Err(e) => {
                 let code = match e.kind {
                     SyntaxErrorKind::Syntax => Code::ExpressionSyntax,
                     SyntaxErrorKind::TooComplex => Code::ExpressionTooComplex,
                 };
-                let mut finding = Finding::new(code, at, self.span(&site, e.span), e.message);
-                if let Some(help) = e.help {
-                    finding = finding.with_help(help);
+                let mut finding =
+                    Finding::new(code, at, self.span(&site, e.span), e.message.clone());
+                if let Some(help) = &e.help {
+                    finding = finding.with_help(help.clone());
                 }
                 self.push(finding);
                 return Ty::Any;
             }
         };
         match parsed {
-            StringValue::Literal(s) => Ty::of_value(&serde_json::Value::String(s)),
+            StringValue::Literal(s) => Ty::of_value(&serde_json::Value::String(s.clone())),
             StringValue::Expression(expr) => {
                 let mut typer = Typer::new(self, &site, scope);
-                let (ty, cost) = typer.expr(&expr);
+                let (ty, cost) = typer.expr(expr);
                 if !typer.checker.want_plan {
                     return ty;
                 }
                 let mut nodes = Vec::new();
-                typer.flatten(&expr, &mut nodes);
+                typer.flatten(expr, &mut nodes);
                 self.analysis.plan.entries.push(PlanEntry {
                     pointer: at.to_owned(),
                     kind: "expression",
@@ -512,7 +575,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 let mut cost = 1u64;
                 let mut nodes = Vec::new();
                 let mut pieces = Vec::new();
-                for part in &parts {
+                for part in parts {
                     match part {
                         Part::Text(t) => pieces.push(serde_json::json!({ "text": t })),
                         Part::Expr(e) => {
