@@ -203,12 +203,12 @@ impl Node {
                 // Finite by construction; `from_f64` only refuses non-finite values.
                 None => serde_json::Number::from_f64(n.value).map_or(J::Null, J::Number),
             },
-            Value::String(s) => J::String(s.to_string()),
+            Value::String(s) => J::String(s.as_str().to_owned()),
             Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Object(members) => J::Object(
                 members
                     .iter()
-                    .map(|m| (m.key.to_string(), m.value.to_json()))
+                    .map(|m| (m.key.as_str().to_owned(), m.value.to_json()))
                     .collect(),
             ),
         }

@@ -313,7 +313,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 let tool_id = tool.map_or("", |t| t.id);
                 let consumer = self
                     .tool_types
-                    .entry((tool_id.to_owned(), member.key.to_string()))
+                    .entry((tool_id.to_owned(), member.key.as_str().to_owned()))
                     .or_insert_with(|| schema_ty(property, schema, true))
                     .clone();
                 self.flow(
@@ -512,7 +512,7 @@ impl<'d> Checker<'_, 'd, '_> {
                     .iter()
                     .map(|m| {
                         let ty = self.value(&m.value, pointer::join(&at, &m.key), scope);
-                        (m.key.to_string(), Prop { ty, required: true })
+                        (m.key.as_str().to_owned(), Prop { ty, required: true })
                     })
                     .collect();
                 Ty::Object(Box::new(ObjectTy {
