@@ -1528,10 +1528,17 @@ mod tests {
 
     #[test]
     fn string_offsets_of_empty_and_short_spans() {
-        for (src, span) in [("\"\"", Span::new(0, 2)), ("\"", Span::new(0, 1)), ("", Span::new(0, 0))] {
+        for (src, span) in [
+            ("\"\"", Span::new(0, 2)),
+            ("\"", Span::new(0, 1)),
+            ("", Span::new(0, 0)),
+        ] {
             let index = StringOffsets::new(src.as_bytes(), span);
             for k in 0..4 {
-                assert_eq!(index.offset(k), string_source_offset(src.as_bytes(), span, k));
+                assert_eq!(
+                    index.offset(k),
+                    string_source_offset(src.as_bytes(), span, k)
+                );
             }
         }
     }

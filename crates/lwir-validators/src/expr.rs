@@ -15,9 +15,6 @@ use foldhash::{HashMap, HashSet};
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
 use lwir_spec::document::{Node, StringOffsets, Value};
-use std::cell::{Cell, OnceCell};
-use std::rc::Rc;
-use std::sync::Arc;
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
     BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxError, SyntaxErrorKind, UnaryOp,
@@ -27,6 +24,9 @@ use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 use serde::Serialize;
+use std::cell::{Cell, OnceCell};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::compat::{self, Compat};
 use crate::{Context, one_of};

@@ -17,7 +17,14 @@ mod generated;
 use generated::{definition, draft, real_definition, real_draft};
 
 fn bench(c: &mut Criterion) {
-    edit(c, "1000 steps", definition(1_000), draft(1_000), "Classify:", 200);
+    edit(
+        c,
+        "1000 steps",
+        definition(1_000),
+        draft(1_000),
+        "Classify:",
+        200,
+    );
     edit(
         c,
         "10000 steps, real expressions",

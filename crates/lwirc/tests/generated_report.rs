@@ -76,7 +76,10 @@ fn real_with_mistakes(draft: Vec<u8>) -> Vec<u8> {
             continue;
         };
         if i % 7 == 0 {
-            args.insert("repo".into(), "${ input.rpeo.lower() } of ${ input.repo }".into());
+            args.insert(
+                "repo".into(),
+                "${ input.rpeo.lower() } of ${ input.repo }".into(),
+            );
         }
         if i % 13 == 0 {
             args.insert("repo".into(), "${ steps.nope.output.items[0] }".into());
@@ -93,8 +96,14 @@ fn real_with_mistakes(draft: Vec<u8>) -> Vec<u8> {
 #[test]
 fn caches_change_no_generated_report() {
     let drafts = [
-        (with_mistakes(generated::draft(2_000)), generated::definition(2_000)),
-        (generated::real_draft(2_000), generated::real_definition(2_000)),
+        (
+            with_mistakes(generated::draft(2_000)),
+            generated::definition(2_000),
+        ),
+        (
+            generated::real_draft(2_000),
+            generated::real_definition(2_000),
+        ),
         (
             real_with_mistakes(generated::real_draft(2_000)),
             generated::real_definition(2_000),
