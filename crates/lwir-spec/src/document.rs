@@ -203,12 +203,12 @@ impl Node {
                 // Finite by construction; `from_f64` only refuses non-finite values.
                 None => serde_json::Number::from_f64(n.value).map_or(J::Null, J::Number),
             },
-            Value::String(s) => J::String(s.to_string()),
+            Value::String(s) => J::String(s.as_str().to_owned()),
             Value::Array(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Object(members) => J::Object(
                 members
                     .iter()
-                    .map(|m| (m.key.to_string(), m.value.to_json()))
+                    .map(|m| (m.key.as_str().to_owned(), m.value.to_json()))
                     .collect(),
             ),
         }
@@ -1143,6 +1143,72 @@ pub fn string_source_offset(source: &[u8], span: Span, decoded_offset: usize) ->
     src
 }
 
+/// [`string_source_offset`] for many offsets into one string: the string's escapes are
+/// found once (a string without any, most of them, keeps none), and each offset is then a
+/// binary search instead of a walk from the string's start. The results are those of
+/// `string_source_offset` for every offset (a property test compares them).
+#[derive(Debug, Clone)]
+pub struct StringOffsets {
+    /// The source offset of the first byte after the opening quote.
+    start: usize,
+    /// The end of the walk: the closing quote (as `string_source_offset` stops there).
+    end: usize,
+    /// Each escape as (decoded offset, source offset) before it and after it.
+    escapes: Vec<[(usize, usize); 2]>,
+}
+
+impl StringOffsets {
+    /// The escapes of the string at `span` (quotes included) in `source`.
+    pub fn new(source: &[u8], span: Span) -> Self {
+        let start = span.start() + 1;
+        let end = span.end().saturating_sub(1);
+        let mut escapes = Vec::new();
+        let (mut src, mut decoded) = (start, 0);
+        // A span past the source (never one the reader gave) is read as far as there are
+        // bytes, where the walk would panic.
+        let end = end.min(source.len());
+        while src < end {
+            // Plain bytes up to the next escape are one decoded byte each.
+            let plain = source[src..end]
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(end - src);
+            src += plain;
+            decoded += plain;
+            if src >= end {
+                break;
+            }
+            let (src_len, dec_len) = escape_lengths(&source[src..end]);
+            let before = (decoded, src);
+            src += src_len;
+            decoded += dec_len;
+            escapes.push([before, (decoded, src)]);
+        }
+        StringOffsets {
+            start,
+            end: span.end().saturating_sub(1),
+            escapes,
+        }
+    }
+
+    /// The source offset of `decoded_offset`, as [`string_source_offset`] maps it.
+    pub fn offset(&self, decoded_offset: usize) -> usize {
+        // The walk consumes every escape that starts before `decoded_offset`.
+        let passed = self
+            .escapes
+            .partition_point(|[(before, _), _]| *before < decoded_offset);
+        let (decoded, src) = match passed.checked_sub(1) {
+            Some(last) => self.escapes[last][1],
+            None => (0, self.start),
+        };
+        if src >= self.end || decoded >= decoded_offset {
+            return src;
+        }
+        // Then plain bytes, up to the end (the next escape starts at or past the offset).
+        (src + (decoded_offset - decoded)).min(self.end)
+    }
+}
+
 /// Source and decoded lengths of the escape at the start of `rest`.
 fn escape_lengths(rest: &[u8]) -> (usize, usize) {
     if rest.get(1) != Some(&b'u') {
@@ -1432,5 +1498,48 @@ mod tests {
         assert_eq!(string_source_offset(src.as_bytes(), span, 4), 10);
         assert_eq!(string_source_offset(src.as_bytes(), span, 8), 22);
         assert_eq!(&src[22..23], "x");
+    }
+
+    proptest::proptest! {
+        /// The index gives what the walk gives, for every decoded offset (past the end too),
+        /// on strings of plain bytes and escapes of every kind, broken ones included.
+        #[test]
+        fn string_offsets_agree_with_the_walk(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "é", "😀", r"\n", r#"\""#, r"\\", r"\u00e9", r"\u0041", r"\u20ac",
+                r"\ud83d\ude00", r"\ud83d", r"\ud83dx", r"\ud83d\u0041", r"\u12", r"\uzzzz",
+                r"\",
+            ]), 0..24),
+            cut in 0usize..3,
+        ) {
+            let src = format!("\"{}\"", pieces.concat());
+            // Whole strings, and spans that end early (the walk stops at `end - 1`).
+            let span = Span::new(0, src.len().saturating_sub(cut));
+            let index = StringOffsets::new(src.as_bytes(), span);
+            for k in 0..src.len() + 4 {
+                proptest::prop_assert_eq!(
+                    index.offset(k),
+                    string_source_offset(src.as_bytes(), span, k),
+                    "offset {} of {}", k, src
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn string_offsets_of_empty_and_short_spans() {
+        for (src, span) in [
+            ("\"\"", Span::new(0, 2)),
+            ("\"", Span::new(0, 1)),
+            ("", Span::new(0, 0)),
+        ] {
+            let index = StringOffsets::new(src.as_bytes(), span);
+            for k in 0..4 {
+                assert_eq!(
+                    index.offset(k),
+                    string_source_offset(src.as_bytes(), span, k)
+                );
+            }
+        }
     }
 }

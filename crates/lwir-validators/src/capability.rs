@@ -171,7 +171,7 @@ fn arguments<'d>(
         .unwrap_or_default()
         .iter()
         .filter(|m| is_literal(&m.value))
-        .map(|m| (m.key.to_string(), m.value.to_json()))
+        .map(|m| (m.key.as_str().to_owned(), m.value.to_json()))
         .collect();
     let instance = serde_json::Value::Object(literals);
     let mut tried = 0;

@@ -14,15 +14,19 @@ use foldhash::{HashMap, HashSet};
 
 use crate::types::{Kinds, ListTy, ObjectTy, Prop, Range, StringTy, Ty};
 use lwir_spec::SpannedDocument;
-use lwir_spec::document::{Node, Value, string_source_offset};
+use lwir_spec::document::{Node, StringOffsets, Value};
 use lwir_spec::expr::functions::{self, CostClass, DEFAULT_LIST_BOUND, Param, Style};
 use lwir_spec::expr::{
-    BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxErrorKind, UnaryOp, parse_string_value,
+    BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxError, SyntaxErrorKind, UnaryOp,
+    parse_string_value,
 };
 use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 use serde::Serialize;
+use std::cell::{Cell, OnceCell};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::compat::{self, Compat};
 use crate::{Context, one_of};
@@ -68,15 +72,16 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         ids,
         out,
         analysis: Analysis::default(),
-        current_step: String::new(),
+        current_step: Arc::from(""),
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: plan,
+        parsed: ParseCache::default(),
     };
     let mut scope = Scope::default();
     checker.list(&cx.draft.steps, &mut scope);
     if let Some(output) = cx.draft.root.get("output") {
-        checker.current_step = String::new();
+        checker.current_step = Arc::from("");
         let ty = checker.value(output, "/output".to_owned(), &scope);
         if let Some((_, def)) = &cx.definition
             && let Some(schema) = def.root.get("output")
@@ -123,10 +128,11 @@ pub fn type_of_value(
         ids: HashSet::default(),
         out: &mut out,
         analysis: Analysis::default(),
-        current_step: String::new(),
+        current_step: Arc::from(""),
         tool_types: HashMap::default(),
         output_types: HashMap::default(),
         want_plan: false,
+        parsed: ParseCache::default(),
     };
     let scope = Scope {
         vars: variables
@@ -146,7 +152,8 @@ struct Checker<'c, 'd, 'o> {
     ids: HashSet<&'d str>,
     out: &'o mut Vec<Finding>,
     analysis: Analysis,
-    current_step: String,
+    /// The pointer to the step being checked, shared by the references it makes.
+    current_step: Arc<str>,
     /// Types derived from the definition's schemas, once per tool (and input property).
     tool_types: HashMap<(String, String), Ty>,
     /// Types of the draft's own output schemas, by their source bytes: the same text is the
@@ -155,12 +162,74 @@ struct Checker<'c, 'd, 'o> {
     output_types: HashMap<&'d [u8], Ty>,
     /// Whether to build the compiled plan.
     want_plan: bool,
+    /// Parsed string values by their text.
+    parsed: ParseCache,
+}
+
+/// String values with interpolations, parsed, by their text: parsing is a function of the
+/// text alone, and drafts repeat their expressions (`${ input.repo }` in every call, a
+/// step's output read the same way by the steps after it). At most
+/// [`ParseCache::ENTRIES`] are kept — repeats are mostly near each other — so the cache
+/// stays small however large the draft.
+#[derive(Default)]
+struct ParseCache {
+    values: HashMap<Box<str>, Rc<Result<StringValue, SyntaxError>>>,
+}
+
+impl ParseCache {
+    const ENTRIES: usize = 256;
+
+    /// `parse_string_value(text)`, from the cache when `text` was parsed before.
+    fn parse(&mut self, text: &str) -> Rc<Result<StringValue, SyntaxError>> {
+        // A literal is read in one scan, faster than it is hashed.
+        if !caches_on() || !text.contains("${") {
+            return Rc::new(parse_string_value(text));
+        }
+        if let Some(parsed) = self.values.get(text) {
+            return Rc::clone(parsed);
+        }
+        if self.values.len() >= Self::ENTRIES {
+            self.values.clear();
+        }
+        let parsed = Rc::new(parse_string_value(text));
+        self.values.insert(text.into(), Rc::clone(&parsed));
+        parsed
+    }
+}
+
+thread_local! {
+    /// Whether this thread's validations use their caches (see [`without_caches`]).
+    static CACHES: Cell<bool> = const { Cell::new(true) };
+}
+
+fn caches_on() -> bool {
+    CACHES.with(Cell::get)
+}
+
+/// Runs `f` with the expression validator's caches off on this thread — parsed string
+/// values, derived output types — so that tests can compare each cache with the
+/// straightforward path.
+#[doc(hidden)]
+pub fn without_caches<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CACHES.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CACHES.with(|c| c.replace(false)));
+    f()
 }
 
 /// Where an expression sits: the JSON string node and its pointer.
 struct Site<'a> {
     node: &'a Node,
     pointer: &'a str,
+    /// The string's escapes, found the first time a span in it is mapped to the file (a
+    /// template names many steps: each reference's span would walk the string again).
+    offsets: OnceCell<StringOffsets>,
+    /// `pointer`, shared by the step references in the string.
+    shared_pointer: OnceCell<Arc<str>>,
 }
 
 impl<'d> Checker<'_, 'd, '_> {
@@ -175,7 +244,7 @@ impl<'d> Checker<'_, 'd, '_> {
 
     /// Checks one step in `scope`; returns what later steps see of it.
     fn step(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) -> Option<StepInfo<'d>> {
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         if let Some(when) = step.field("when") {
             let ty = self.value(when, step.pointer_to("when"), scope);
             self.expect_bool(&ty, when, &step.pointer_to("when"), "`when`");
@@ -206,7 +275,7 @@ impl<'d> Checker<'_, 'd, '_> {
                     self.list(list.steps, scope);
                 }
                 if let Some(until) = step.field("until") {
-                    self.current_step = step.pointer.clone();
+                    self.current_step = Arc::from(step.pointer.as_str());
                     let ty = self.value(until, step.pointer_to("until"), scope);
                     self.expect_bool(&ty, until, &step.pointer_to("until"), "`until`");
                 }
@@ -244,7 +313,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 let tool_id = tool.map_or("", |t| t.id);
                 let consumer = self
                     .tool_types
-                    .entry((tool_id.to_owned(), member.key.to_string()))
+                    .entry((tool_id.to_owned(), member.key.as_str().to_owned()))
                     .or_insert_with(|| schema_ty(property, schema, true))
                     .clone();
                 self.flow(
@@ -274,12 +343,12 @@ impl<'d> Checker<'_, 'd, '_> {
     fn output_type(&mut self, schema: &'d Node) -> Ty {
         let source = self.source;
         match source.get(schema.span.range()) {
-            Some(text) => self
+            Some(text) if caches_on() => self
                 .output_types
                 .entry(text)
                 .or_insert_with(|| schema_ty(schema, schema, false))
                 .clone(),
-            None => schema_ty(schema, schema, false),
+            _ => schema_ty(schema, schema, false),
         }
     }
 
@@ -292,7 +361,7 @@ impl<'d> Checker<'_, 'd, '_> {
         for list in step.nested() {
             self.list(list.steps, scope);
         }
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         let result = match step.field("result") {
             Some(node) => self.value(node, step.pointer_to("result"), scope),
             None => Ty::Any,
@@ -356,7 +425,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 if let Some(when) = case.get("when") {
                     let at =
                         pointer::join(&pointer::join_index(&step.pointer_to("cases"), i), "when");
-                    self.current_step = step.pointer.clone();
+                    self.current_step = Arc::from(step.pointer.as_str());
                     let ty = self.value(when, at.clone(), scope);
                     self.expect_bool(&ty, when, &at, "a branch condition");
                 }
@@ -380,7 +449,7 @@ impl<'d> Checker<'_, 'd, '_> {
             return Ty::Any;
         };
         let at = step.pointer_to("over");
-        self.current_step = step.pointer.clone();
+        self.current_step = Arc::from(step.pointer.as_str());
         let ty = self.value(node, at.clone(), scope);
         if !ty.may_be(Kinds::LIST) {
             self.push(Finding::new(
@@ -443,7 +512,7 @@ impl<'d> Checker<'_, 'd, '_> {
                     .iter()
                     .map(|m| {
                         let ty = self.value(&m.value, pointer::join(&at, &m.key), scope);
-                        (m.key.to_string(), Prop { ty, required: true })
+                        (m.key.as_str().to_owned(), Prop { ty, required: true })
                     })
                     .collect();
                 Ty::Object(Box::new(ObjectTy {
@@ -459,32 +528,39 @@ impl<'d> Checker<'_, 'd, '_> {
     }
 
     fn string(&mut self, node: &Node, text: &str, at: &str, scope: &Scope<'d>) -> Ty {
-        let site = Site { node, pointer: at };
-        let parsed = match parse_string_value(text) {
+        let site = Site {
+            node,
+            pointer: at,
+            offsets: OnceCell::new(),
+            shared_pointer: OnceCell::new(),
+        };
+        let parsed = self.parsed.parse(text);
+        let parsed = match &*parsed {
             Ok(parsed) => parsed,
             Err(e) => {
                 let code = match e.kind {
                     SyntaxErrorKind::Syntax => Code::ExpressionSyntax,
                     SyntaxErrorKind::TooComplex => Code::ExpressionTooComplex,
                 };
-                let mut finding = Finding::new(code, at, self.span(&site, e.span), e.message);
-                if let Some(help) = e.help {
-                    finding = finding.with_help(help);
+                let mut finding =
+                    Finding::new(code, at, self.span(&site, e.span), e.message.clone());
+                if let Some(help) = &e.help {
+                    finding = finding.with_help(help.clone());
                 }
                 self.push(finding);
                 return Ty::Any;
             }
         };
         match parsed {
-            StringValue::Literal(s) => Ty::of_value(&serde_json::Value::String(s)),
+            StringValue::Literal(s) => Ty::of_value(&serde_json::Value::String(s.clone())),
             StringValue::Expression(expr) => {
                 let mut typer = Typer::new(self, &site, scope);
-                let (ty, cost) = typer.expr(&expr);
+                let (ty, cost) = typer.expr(expr);
                 if !typer.checker.want_plan {
                     return ty;
                 }
                 let mut nodes = Vec::new();
-                typer.flatten(&expr, &mut nodes);
+                typer.flatten(expr, &mut nodes);
                 self.analysis.plan.entries.push(PlanEntry {
                     pointer: at.to_owned(),
                     kind: "expression",
@@ -499,7 +575,7 @@ impl<'d> Checker<'_, 'd, '_> {
                 let mut cost = 1u64;
                 let mut nodes = Vec::new();
                 let mut pieces = Vec::new();
-                for part in &parts {
+                for part in parts {
                     match part {
                         Part::Text(t) => pieces.push(serde_json::json!({ "text": t })),
                         Part::Expr(e) => {
@@ -543,10 +619,10 @@ impl<'d> Checker<'_, 'd, '_> {
 
     /// Maps a span inside the decoded string of `site` to bytes of the file.
     fn span(&self, site: &Site<'_>, span: Span) -> Span {
-        Span::new(
-            string_source_offset(self.source, site.node.span, span.start()),
-            string_source_offset(self.source, site.node.span, span.end()),
-        )
+        let offsets = site
+            .offsets
+            .get_or_init(|| StringOffsets::new(self.source, site.node.span));
+        Span::new(offsets.offset(span.start()), offsets.offset(span.end()))
     }
 }
 

@@ -2,6 +2,8 @@
 //! the workflow name, and the limits of the definition (step count, parallelism, loop
 //! iterations) and of LWIR itself (`code.run` body size).
 
+use std::borrow::Cow;
+
 use foldhash::HashMap;
 
 use lwir_spec::document::Node;
@@ -18,20 +20,20 @@ struct Vertex<'d> {
     id_span: Span,
     id_at: String,
     /// Edges: target id, pointer and span — the `after` entries, then the data references
-    /// of the step's expressions (from `data_from` on).
-    after: Vec<(&'d str, String, Span)>,
+    /// of the step's expressions (from `data_from` on), whose pointers are borrowed.
+    after: Vec<(&'d str, Cow<'d, str>, Span)>,
     data_from: usize,
-    /// Pointer to the step.
-    step_at: String,
 }
 
 pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &mut Vec<Finding>) {
     let mut vertices: Vec<Vertex<'a>> = Vec::new();
+    // Pointer to each vertex's step.
+    let mut step_ats: Vec<String> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::default();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
     // `after` entries of steps that are not graph vertices (no id, or a repeated one).
-    let mut unplaced: Vec<(&str, String, Span)> = Vec::new();
+    let mut unplaced: Vec<(&str, Cow<'_, str>, Span)> = Vec::new();
     let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
 
     cx.draft.walk(&mut |step| {
@@ -42,7 +44,7 @@ pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &
             first_over = Some((step.pointer.clone(), head(step.node.span)));
         }
         bounds(step, limits, out);
-        let after: Vec<(&str, String, Span)> = step
+        let after: Vec<(&str, Cow<'_, str>, Span)> = step
             .field("after")
             .and_then(Node::as_array)
             .unwrap_or_default()
@@ -51,7 +53,7 @@ pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &
             .filter_map(|(i, n)| {
                 Some((
                     n.as_str()?,
-                    pointer::join_index(&step.pointer_to("after"), i),
+                    Cow::Owned(pointer::join_index(&step.pointer_to("after"), i)),
                     n.span,
                 ))
             })
@@ -88,24 +90,26 @@ pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &
             id_at,
             data_from: after.len(),
             after,
-            step_at: step.pointer.clone(),
         });
+        step_ats.push(step.pointer.clone());
     });
 
     dangling_after(&vertices, &unplaced, &index, out);
     // Data references are edges too: a step waits for the steps whose outputs it reads.
-    let by_pointer: HashMap<String, usize> = vertices
+    let by_pointer: HashMap<&str, usize> = step_ats
         .iter()
         .enumerate()
-        .map(|(i, v)| (v.step_at.clone(), i))
+        .map(|(i, at)| (at.as_str(), i))
         .collect();
     for r in references {
-        if let Some(&from) = by_pointer.get(&r.from_step) {
+        if let Some(&from) = by_pointer.get(&*r.from_step) {
             vertices[from]
                 .after
-                .push((r.to.as_str(), r.pointer.clone(), r.span));
+                .push((r.to.as_str(), Cow::Borrowed(&r.pointer), r.span));
         }
     }
+    drop(by_pointer);
+    drop(step_ats);
     cycles(&vertices, &index, out);
 
     if let Some((_, def)) = &cx.definition {
@@ -213,7 +217,7 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
 
 fn dangling_after(
     vertices: &[Vertex<'_>],
-    unplaced: &[(&str, String, Span)],
+    unplaced: &[(&str, Cow<'_, str>, Span)],
     index: &HashMap<&str, usize>,
     out: &mut Vec<Finding>,
 ) {

@@ -267,7 +267,7 @@ fn against_meta_schema(
                 } else {
                     m.value.to_json()
                 };
-                (m.key.to_string(), value)
+                (m.key.as_str().to_owned(), value)
             })
             .collect(),
     );

@@ -170,6 +170,17 @@ fn report(validation: &Validation) -> String {
     format!("{human}\n{json}\n")
 }
 
+/// The expression validator's caches (parsed string values, derived output types) change
+/// nothing: every fixture's reports are the same with them off.
+#[test]
+fn caches_change_no_report() {
+    for fixture in all_fixtures() {
+        let cached = report(&fixture.validate());
+        let straight = lwir_validators::expr::without_caches(|| report(&fixture.validate()));
+        assert_eq!(cached, straight, "{}", case_name(&fixture.path));
+    }
+}
+
 /// Each `invalid_*` fixture reports its folder's code and its reports are snapshotted
 /// beside it (`invalid_typo.json` → `invalid_typo.snap`); each `valid_*` fixture reports no
 /// error and nothing of its folder's code.

@@ -2,16 +2,20 @@
 //! and the references between steps it makes.
 
 use super::*;
+use lwir_spec::document::Str;
+use std::sync::Arc;
 
-/// A data dependency from an expression.
+/// A data dependency from an expression. A draft has several for each step: the pointers
+/// are shared (the step's by all its references, the string's by the references in it) and
+/// the id is kept inline, so that a reference allocates nothing of its own.
 #[derive(Clone, Debug)]
 pub(crate) struct Reference {
     /// The step whose field holds the expression.
-    pub(crate) from_step: String,
+    pub(crate) from_step: Arc<str>,
     /// The referenced step id.
-    pub(crate) to: String,
+    pub(crate) to: Str,
     /// Pointer and span of the reference.
-    pub(crate) pointer: String,
+    pub(crate) pointer: Arc<str>,
     pub(crate) span: Span,
 }
 

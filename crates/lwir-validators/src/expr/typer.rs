@@ -635,9 +635,13 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         let source_span = self.span(span);
         match &found {
             Some(_) => self.checker.analysis.references.push(Reference {
-                from_step: self.checker.current_step.clone(),
-                to: id.to_owned(),
-                pointer: self.site.pointer.to_owned(),
+                from_step: Arc::clone(&self.checker.current_step),
+                to: id.into(),
+                pointer: Arc::clone(
+                    self.site
+                        .shared_pointer
+                        .get_or_init(|| Arc::from(self.site.pointer)),
+                ),
                 span: source_span,
             }),
             None if self.checker.ids.contains(id) => {

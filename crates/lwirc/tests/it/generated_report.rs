@@ -60,3 +60,72 @@ fn the_report_of_a_generated_10000_step_draft_is_unchanged() {
     }
     insta::assert_snapshot!(summary);
 }
+
+/// The real-expression draft with mistakes: a misspelt field read in every 7th template, a
+/// step that does not exist in every 13th and a syntax error in every 17th, each the same
+/// text in many places (so that the caches are hit with findings to report).
+fn real_with_mistakes(draft: Vec<u8>) -> Vec<u8> {
+    let mut value: serde_json::Value = serde_json::from_slice(&draft).unwrap();
+    for (i, step) in value["steps"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let Some(args) = step.get_mut("args").and_then(|a| a.as_object_mut()) else {
+            continue;
+        };
+        if i % 7 == 0 {
+            args.insert(
+                "repo".into(),
+                "${ input.rpeo.lower() } of ${ input.repo }".into(),
+            );
+        }
+        if i % 13 == 0 {
+            args.insert("repo".into(), "${ steps.nope.output.items[0] }".into());
+        }
+        if i % 17 == 0 {
+            args.insert("repo".into(), "x ${ size(input.repo) + } y".into());
+        }
+    }
+    serde_json::to_vec_pretty(&value).unwrap()
+}
+
+/// The expression validator's caches change nothing in the reports of the generated drafts,
+/// both shapes, with mistakes.
+#[test]
+fn caches_change_no_generated_report() {
+    let drafts = [
+        (
+            with_mistakes(generated::draft(2_000)),
+            generated::definition(2_000),
+        ),
+        (
+            generated::real_draft(2_000),
+            generated::real_definition(2_000),
+        ),
+        (
+            real_with_mistakes(generated::real_draft(2_000)),
+            generated::real_definition(2_000),
+        ),
+    ];
+    for (draft, definition) in drafts {
+        let run = || {
+            let validation = pipeline::validate(
+                Source {
+                    name: "draft.json".into(),
+                    bytes: draft.clone(),
+                },
+                Some(Source {
+                    name: "workflow.json".into(),
+                    bytes: definition.clone(),
+                }),
+            );
+            lwir_render::json::render(&validation)
+        };
+        let cached = run();
+        let straight = lwir_validators::expr::without_caches(run);
+        assert!(cached.contains("\"findings\""));
+        assert_eq!(cached, straight);
+    }
+}
