@@ -473,7 +473,7 @@ impl Server {
                 return Err(Error::InvalidArguments {
                     server: self.name.clone(),
                     tool: text::show_message(tool),
-                    found: json_type(&other),
+                    found: lwir_spec::text::json_type(&other),
                 });
             }
         };
@@ -803,15 +803,4 @@ fn tool_result(result: CallToolResult) -> ToolResult {
 fn excerpt_of(answer: &ServerResult) -> String {
     let json = serde_json::to_string(answer).unwrap_or_default();
     text::excerpt(&clean(&json), 300)
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -491,31 +491,32 @@ impl IdScan {
         }
     }
 
+    /// Byte `b` inside a string: steps the escape state, and says whether `b` closed the
+    /// string.
+    fn closes_string(&mut self, b: u8) -> bool {
+        if self.escaped {
+            self.escaped = false;
+        } else if b == b'\\' {
+            self.escaped = true;
+        } else if b == b'"' {
+            self.in_string = false;
+            return true;
+        }
+        false
+    }
+
     fn byte(&mut self, b: u8) {
         if self.in_string {
             if self.state == ScanState::InKey && self.depth == 1 {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
+                if self.closes_string(b) {
                     self.state = ScanState::Colon;
-                    return;
-                }
-                if self.key.len() <= 8 {
+                } else if self.key.len() <= 8 {
                     self.key.push(b);
                 }
                 return;
             }
             self.keep(b);
-            if self.escaped {
-                self.escaped = false;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
-                self.in_string = false;
-            }
+            self.closes_string(b);
             return;
         }
         match b {

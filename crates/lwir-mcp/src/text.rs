@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use lwir_spec::text::is_unsafe;
+
 /// How many bytes of the end of a server's standard error are kept.
 pub(crate) const STDERR_KEEP: usize = 64 * 1024;
 
@@ -54,22 +56,6 @@ pub fn clean(text: &str) -> String {
         }
     }
     out
-}
-
-/// Whether `c` must not reach a terminal as it is: C0 controls, DEL, C1 controls, the
-/// bidirectional embeddings, overrides, isolates and marks, and the byte order mark.
-fn is_unsafe(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0}'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{061c}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{feff}'
-    )
 }
 
 /// At most `max` characters of `text`, cut with how much more there was.

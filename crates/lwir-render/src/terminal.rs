@@ -10,23 +10,9 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// Whether `c` must not reach a terminal as it is: the C0 controls (line breaks and tabs
-/// included), DEL, the C1 controls U+0080–U+009F, the bidirectional embeddings, overrides
-/// and isolates U+202A–U+202E and U+2066–U+2069, the bidirectional marks U+061C, U+200E and
-/// U+200F, and the invisible byte order mark U+FEFF.
-pub fn is_unsafe(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0}'..='\u{1f}'
-            | '\u{7f}'..='\u{9f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{061c}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{feff}'
-    )
-}
+/// Whether `c` must not reach a terminal as it is (one definition for every crate that
+/// shows hostile text; see [`lwir_spec::text::is_unsafe`]).
+pub use lwir_spec::text::is_unsafe;
 
 /// `text` with every character [`is_unsafe`] shown escaped, as Rust writes it: ESC is
 /// `\u{1b}`, a line break `\u{a}`. Borrowed when there is nothing to escape.

@@ -31,10 +31,9 @@ pub use shared::{
     append_shared_waiting,
 };
 
-pub(crate) use typed::code;
 pub use typed::{
     CallFailed, LoggedFinding, ModelCalled, ModelResponded, RepairApplied, SessionEvent,
-    SessionFailed, ValidationCompleted, WorkflowRegistered,
+    SessionFailed, ValidationCompleted, WorkflowRegistered, code,
 };
 
 use std::fs::{File, OpenOptions};
@@ -58,6 +57,14 @@ pub struct Event {
     pub event: String,
     /// The event's payload, always a JSON object.
     pub data: serde_json::Value,
+}
+
+impl Event {
+    /// Its `data` read as `T`, the payload of a typed event (a session's, a run's); why
+    /// not, naming the event, when the data lacks the payload's fields.
+    pub fn data_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        T::deserialize(&self.data).map_err(|e| format!("its data is not a `{}`: {e}", self.event))
+    }
 }
 
 /// The chain hash of `event` after a line whose chain was `previous` (`""` before the

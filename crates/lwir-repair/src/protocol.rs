@@ -176,11 +176,14 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
     let Value::Object(_) = &root.value else {
         return Err(AnswerError::invalid(format!(
             "the planner's answer is {}, not an object with `kind`",
-            describe(&root.value)
+            describe(root)
         )));
     };
-    let kind = match root.get("kind").map(|k| &k.value) {
-        Some(Value::String(kind)) => kind.as_str(),
+    let kind = match root.get("kind") {
+        Some(lwir_spec::Node {
+            value: Value::String(kind),
+            ..
+        }) => kind.as_str(),
         Some(other) => {
             return Err(AnswerError::invalid(format!(
                 "the answer's `kind` is {}, not \"draft\" or \"attention\"",
@@ -218,14 +221,17 @@ pub fn parse_answer(stdout: &[u8]) -> Result<Answer, AnswerError> {
             }),
             Some(other) => Err(AnswerError::invalid(format!(
                 "the draft answer's `lwir` is {}, not an object (an LWIR document)",
-                describe(&other.value)
+                describe(other)
             ))),
             None => Err(AnswerError::invalid(
                 "the draft answer has no `lwir` (the LWIR document)",
             )),
         },
-        "attention" => match root.get("rationale").map(|n| &n.value) {
-            Some(Value::String(rationale)) => Ok(Answer::Attention {
+        "attention" => match root.get("rationale") {
+            Some(lwir_spec::Node {
+                value: Value::String(rationale),
+                ..
+            }) => Ok(Answer::Attention {
                 rationale: bounded(rationale),
             }),
             Some(other) => Err(AnswerError::invalid(format!(
@@ -257,15 +263,11 @@ fn bounded(rationale: &str) -> String {
     lwir_spec::text::ellipsis(rationale.trim(), MAX_RATIONALE_CHARS)
 }
 
-fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+/// The type of `node` as a message names it (`a string`, `an object`:
+/// [`lwir_spec::text::json_type`]). Only a refused answer is described, so the copy into
+/// JSON is made only then.
+fn describe(node: &lwir_spec::Node) -> &'static str {
+    lwir_spec::text::json_type(&node.to_json())
 }
 
 #[cfg(test)]

@@ -88,15 +88,7 @@ fn compile(schema: &Value) -> Compiled {
 fn check_with(compiled: &Compiled, value: &Value) -> Result<(), SchemaMismatch> {
     let validator = match compiled {
         Compiled::Any => return Ok(()),
-        Compiled::Broken(why) => {
-            return Err(SchemaMismatch {
-                pointer: String::new(),
-                keyword: String::new(),
-                schema_pointer: String::new(),
-                message: format!("the schema does not compile: {why}"),
-                more: 0,
-            });
-        }
+        Compiled::Broken(why) => return Err(SchemaMismatch::broken(why)),
         Compiled::Validator(v) => v,
     };
     if validator.is_valid(value) {
@@ -107,44 +99,46 @@ fn check_with(compiled: &Compiled, value: &Value) -> Result<(), SchemaMismatch> 
         return Ok(());
     };
     let more = errors.take(999).count();
-    Err(SchemaMismatch {
-        pointer: first.instance_path().as_str().to_owned(),
-        keyword: first.kind().keyword().to_owned(),
-        schema_pointer: first.schema_path().as_str().to_owned(),
-        message: first.to_string(),
-        more,
-    })
+    Err(SchemaMismatch::of(&first, more))
 }
 
 /// Every place `value` does not fit `schema` (at most 100), for findings.
 pub fn mismatches(schema: &Value, value: &Value) -> Vec<SchemaMismatch> {
     let validator = match compile(schema) {
         Compiled::Any => return Vec::new(),
-        Compiled::Broken(why) => {
-            return vec![SchemaMismatch {
-                pointer: String::new(),
-                keyword: String::new(),
-                schema_pointer: String::new(),
-                message: format!("the schema does not compile: {why}"),
-                more: 0,
-            }];
-        }
+        Compiled::Broken(why) => return vec![SchemaMismatch::broken(&why)],
         Compiled::Validator(v) => v,
     };
     validator
         .iter_errors(value)
         .take(100)
-        .map(|e| SchemaMismatch {
-            pointer: e.instance_path().as_str().to_owned(),
-            keyword: e.kind().keyword().to_owned(),
-            schema_pointer: e.schema_path().as_str().to_owned(),
-            message: e.to_string(),
-            more: 0,
-        })
+        .map(|e| SchemaMismatch::of(&e, 0))
         .collect()
 }
 
 impl SchemaMismatch {
+    /// The one mismatch of a schema that does not compile, for `why`.
+    fn broken(why: &str) -> Self {
+        SchemaMismatch {
+            pointer: String::new(),
+            keyword: String::new(),
+            schema_pointer: String::new(),
+            message: format!("the schema does not compile: {why}"),
+            more: 0,
+        }
+    }
+
+    /// The mismatch `error` says, with `more` other places that do not fit.
+    fn of(error: &jsonschema::ValidationError<'_>, more: usize) -> Self {
+        SchemaMismatch {
+            pointer: error.instance_path().as_str().to_owned(),
+            keyword: error.kind().keyword().to_owned(),
+            schema_pointer: error.schema_path().as_str().to_owned(),
+            message: error.to_string(),
+            more,
+        }
+    }
+
     /// The failure of a step whose `what` (`the result of tool \`x\``) does not fit.
     pub(crate) fn failure(&self, what: &str) -> Failure {
         let at = if self.pointer.is_empty() {

@@ -68,22 +68,27 @@ const RET: u16 = 0x06;
 /// x32 system calls on x86_64 carry this bit in their number.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
+/// System calls refused outright, and the error each fails with: the same on x86_64 and
+/// aarch64 (`libc` names them on both).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const REFUSED: &[(libc::c_long, i32)] = &[
+    (libc::SYS_openat2, libc::ENOSYS),
+    (libc::SYS_io_uring_setup, libc::ENOSYS),
+    (libc::SYS_io_uring_enter, libc::ENOSYS),
+    (libc::SYS_io_uring_register, libc::ENOSYS),
+    (libc::SYS_keyctl, libc::ENOSYS),
+    (libc::SYS_add_key, libc::ENOSYS),
+    (libc::SYS_request_key, libc::ENOSYS),
+    (libc::SYS_bpf, libc::EPERM),
+    (libc::SYS_perf_event_open, libc::EPERM),
+    (libc::SYS_userfaultfd, libc::EPERM),
+];
+
 #[cfg(target_arch = "x86_64")]
 mod arch {
     pub(super) const AUDIT_ARCH: Option<u32> = Some(0xC000_003E);
     pub(super) const X32: bool = true;
-    pub(super) const REFUSED: &[(libc::c_long, i32)] = &[
-        (libc::SYS_openat2, libc::ENOSYS),
-        (libc::SYS_io_uring_setup, libc::ENOSYS),
-        (libc::SYS_io_uring_enter, libc::ENOSYS),
-        (libc::SYS_io_uring_register, libc::ENOSYS),
-        (libc::SYS_keyctl, libc::ENOSYS),
-        (libc::SYS_add_key, libc::ENOSYS),
-        (libc::SYS_request_key, libc::ENOSYS),
-        (libc::SYS_bpf, libc::EPERM),
-        (libc::SYS_perf_event_open, libc::EPERM),
-        (libc::SYS_userfaultfd, libc::EPERM),
-    ];
+    pub(super) const REFUSED: &[(libc::c_long, i32)] = super::REFUSED;
     /// System calls and the index of their mode argument.
     pub(super) const MODE_CHECKED: &[(libc::c_long, u32)] = &[
         (libc::SYS_chmod, 1),
@@ -104,18 +109,7 @@ mod arch {
     pub(super) const X32: bool = false;
     /// `fchmodat2` (Linux 6.6), not in `libc` for this architecture.
     const SYS_FCHMODAT2: libc::c_long = 452;
-    pub(super) const REFUSED: &[(libc::c_long, i32)] = &[
-        (libc::SYS_openat2, libc::ENOSYS),
-        (libc::SYS_io_uring_setup, libc::ENOSYS),
-        (libc::SYS_io_uring_enter, libc::ENOSYS),
-        (libc::SYS_io_uring_register, libc::ENOSYS),
-        (libc::SYS_keyctl, libc::ENOSYS),
-        (libc::SYS_add_key, libc::ENOSYS),
-        (libc::SYS_request_key, libc::ENOSYS),
-        (libc::SYS_bpf, libc::EPERM),
-        (libc::SYS_perf_event_open, libc::EPERM),
-        (libc::SYS_userfaultfd, libc::EPERM),
-    ];
+    pub(super) const REFUSED: &[(libc::c_long, i32)] = super::REFUSED;
     /// System calls and the index of their mode argument.
     pub(super) const MODE_CHECKED: &[(libc::c_long, u32)] = &[
         (libc::SYS_fchmod, 1),

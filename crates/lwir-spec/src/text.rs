@@ -4,6 +4,9 @@
 //!
 //! Where the text came from a server and may carry a secret, cut it with
 //! [`crate::redact::excerpt`] instead, which redacts before it cuts.
+//!
+//! Also here: which characters must not reach a terminal as they are ([`is_unsafe`]), and
+//! how a message names the type of a JSON value ([`json_type`]).
 
 use std::borrow::Cow;
 
@@ -39,6 +42,40 @@ pub fn cut(text: &str, max: usize, mark: Mark) -> Cow<'_, str> {
 /// [`cut`] with [`Mark::Ellipsis`], owned.
 pub fn ellipsis(text: &str, max: usize) -> String {
     cut(text, max, Mark::Ellipsis).into_owned()
+}
+
+/// Whether `c` must not reach a terminal as it is: the C0 controls (line breaks and tabs
+/// included), DEL, the C1 controls U+0080–U+009F, the bidirectional embeddings, overrides
+/// and isolates U+202A–U+202E and U+2066–U+2069, the bidirectional marks U+061C, U+200E and
+/// U+200F, and the invisible byte order mark U+FEFF. Text from a model or a server is
+/// hostile input: an escape sequence in it could retitle a terminal, clear it or move the
+/// cursor, and a bidirectional override could make a line read other than it is.
+pub fn is_unsafe(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{feff}'
+    )
+}
+
+/// The type of a JSON value as a message names it, with its article: `null`, `a boolean`,
+/// `a number`, `a string`, `an array`, `an object` ("expected an object, found a string").
+pub fn json_type(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]

@@ -199,37 +199,34 @@ impl SessionEvent {
     /// The typed form of a logged event; why not, when its name is unknown or its data
     /// does not have the event's fields.
     pub fn parse(event: &Event) -> Result<Self, String> {
-        fn typed<T: for<'de> Deserialize<'de>>(event: &Event) -> Result<T, String> {
-            T::deserialize(&event.data)
-                .map_err(|e| format!("its data is not a `{}`: {e}", event.event))
-        }
         Ok(match event.event.as_str() {
             "harness.session.started" if event.data.is_object() => {
                 SessionEvent::Started(event.data.clone())
             }
-            "harness.model.called" => SessionEvent::ModelCalled(typed(event)?),
-            "harness.model.responded" => SessionEvent::ModelResponded(typed(event)?),
-            "harness.tool_call.failed" => SessionEvent::CallFailed(typed(event)?),
-            "validation.completed" => SessionEvent::ValidationCompleted(typed(event)?),
-            "repair.applied" => SessionEvent::RepairApplied(typed(event)?),
-            "workflow.registered" => SessionEvent::WorkflowRegistered(typed(event)?),
-            "session.failed" => SessionEvent::SessionFailed(typed(event)?),
+            "harness.model.called" => SessionEvent::ModelCalled(event.data_as()?),
+            "harness.model.responded" => SessionEvent::ModelResponded(event.data_as()?),
+            "harness.tool_call.failed" => SessionEvent::CallFailed(event.data_as()?),
+            "validation.completed" => SessionEvent::ValidationCompleted(event.data_as()?),
+            "repair.applied" => SessionEvent::RepairApplied(event.data_as()?),
+            "workflow.registered" => SessionEvent::WorkflowRegistered(event.data_as()?),
+            "session.failed" => SessionEvent::SessionFailed(event.data_as()?),
             other => return Err(format!("`{other}` is not a session event")),
         })
     }
 }
 
-/// A [`Code`] as its string, `LW301`.
-pub(crate) mod code {
+/// A [`Code`] as its string, `LW301`, for `#[serde(with = "…::code")]` (the session's
+/// events and fixes, a run's events).
+pub mod code {
     use super::*;
 
-    pub(crate) fn serialize<S: Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
+    /// Writes `code` as its string.
+    pub fn serialize<S: Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(code.as_str())
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Code, D::Error> {
+    /// Reads a code from its string; an unknown one is an error.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Code, D::Error> {
         let text = String::deserialize(deserializer)?;
         Code::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("unknown code `{text}`")))
     }

@@ -121,6 +121,27 @@ impl<'p> Exec<'p, '_> {
         }
     }
 
+    /// The model call step `i` of frame `fid` is making, if it is running one.
+    fn model_run(&mut self, fid: FrameId, i: usize) -> Option<&mut ModelRun> {
+        match self.running(fid, i)? {
+            Running {
+                kind: Kind::Model(run),
+                ..
+            } => Some(run),
+            _ => None,
+        }
+    }
+
+    /// The map step `i` of frame `fid` is, if it is running.
+    fn map_run(&mut self, fid: FrameId, i: usize) -> Option<&mut MapRun> {
+        match self.running(fid, i)? {
+            Running {
+                kind: Kind::Map(m), ..
+            } => Some(m),
+            _ => None,
+        }
+    }
+
     fn attempt_of(&self, fid: FrameId, i: usize) -> Attempt {
         match &self.frame(fid).state[i] {
             State::Running(r) => r.attempt,
@@ -387,11 +408,7 @@ impl<'p> Exec<'p, '_> {
     fn next_round(&mut self, fid: FrameId, i: usize) {
         let path = self.path(fid, i);
         let a = self.attempt_of(fid, i);
-        let Some(Running {
-            kind: Kind::Model(run),
-            ..
-        }) = self.running(fid, i)
-        else {
+        let Some(run) = self.model_run(fid, i) else {
             return;
         };
         run.round += 1;
@@ -435,11 +452,7 @@ impl<'p> Exec<'p, '_> {
     ) {
         let path = self.path(fid, i);
         let a = self.attempt_of(fid, i);
-        let Some(Running {
-            kind: Kind::Model(run),
-            ..
-        }) = self.running(fid, i)
-        else {
+        let Some(run) = self.model_run(fid, i) else {
             return;
         };
         let round = run.round;
@@ -472,11 +485,7 @@ impl<'p> Exec<'p, '_> {
             Ok(a) => a,
             Err(e) => return self.attempt_failed(fid, i, Failure::new(e.code, e.message)),
         };
-        let Some(Running {
-            kind: Kind::Model(run),
-            ..
-        }) = self.running(fid, i)
-        else {
+        let Some(run) = self.model_run(fid, i) else {
             return;
         };
         if answer.tool_calls.is_empty() {
@@ -541,11 +550,7 @@ impl<'p> Exec<'p, '_> {
         let path = self.path(fid, i);
         let a = self.attempt_of(fid, i);
         loop {
-            let Some(Running {
-                kind: Kind::Model(run),
-                ..
-            }) = self.running(fid, i)
-            else {
+            let Some(run) = self.model_run(fid, i) else {
                 return;
             };
             let Some((index, call)) = run.pending.pop_front() else {
@@ -570,22 +575,14 @@ impl<'p> Exec<'p, '_> {
             {
                 let failure = m.failure(&format!("the arguments of tool `{tool}`"));
                 let content = json!({"error": failure.error});
-                if let Some(Running {
-                    kind: Kind::Model(run),
-                    ..
-                }) = self.running(fid, i)
-                {
+                if let Some(run) = self.model_run(fid, i) {
                     run.messages.push(tool_message(&call.id, &content));
                 }
                 continue;
             }
             let key = idempotency_key(self.cx.run, &path, a.attempt, Some((round, index)));
             let via = self.effects.map_or(Value::Null, |e| e.via(&tool));
-            if let Some(Running {
-                kind: Kind::Model(run),
-                ..
-            }) = self.running(fid, i)
-            {
+            if let Some(run) = self.model_run(fid, i) {
                 run.current = Some((index, call, tool.clone()));
             }
             let event = RunEvent::ToolCalled(ToolCalled {
@@ -622,11 +619,7 @@ impl<'p> Exec<'p, '_> {
     ) {
         let path = self.path(fid, i);
         let a = self.attempt_of(fid, i);
-        let Some(Running {
-            kind: Kind::Model(run),
-            ..
-        }) = self.running(fid, i)
-        else {
+        let Some(run) = self.model_run(fid, i) else {
             return;
         };
         let Some((index, call, tool)) = run.current.take() else {
@@ -649,11 +642,7 @@ impl<'p> Exec<'p, '_> {
                 Err(f) => json!({"error": f.error}),
             },
         };
-        if let Some(Running {
-            kind: Kind::Model(run),
-            ..
-        }) = self.running(fid, i)
-        {
+        if let Some(run) = self.model_run(fid, i) {
             run.messages.push(tool_message(&call.id, &content));
         }
         self.next_tool_call(fid, i);
@@ -813,16 +802,9 @@ impl<'p> Exec<'p, '_> {
                 result: _,
                 max_parallel,
             } => {
-                let items = match self.list(fid, over, "`over`") {
-                    Ok(items) => items,
-                    Err(f) => return self.attempt_failed(fid, i, f),
-                };
-                let mut started = self.started(fid, i, a);
-                started.over = Val::List(Rc::clone(&items)).to_json().ok();
-                self.emit(RunEvent::StepStarted(started));
-                if matches!(self.end, Some(End::Differs(_))) {
+                let Some(items) = self.start_over(fid, i, a, over) else {
                     return;
-                }
+                };
                 let limit = max_parallel
                     .map_or(self.cx.max_parallel, |m| m as usize)
                     .max(1);
@@ -848,16 +830,9 @@ impl<'p> Exec<'p, '_> {
                 var,
                 with,
             } => {
-                let items = match self.list(fid, over, "`over`") {
-                    Ok(items) => items,
-                    Err(f) => return self.attempt_failed(fid, i, f),
-                };
-                let mut started = self.started(fid, i, a);
-                started.over = Val::List(Rc::clone(&items)).to_json().ok();
-                self.emit(RunEvent::StepStarted(started));
-                if matches!(self.end, Some(End::Differs(_))) {
+                let Some(items) = self.start_over(fid, i, a, over) else {
                     return;
-                }
+                };
                 let mut value = match self.evaluate(fid, init) {
                     Ok(v) => v,
                     Err(f) => return self.attempt_failed(fid, i, f),
@@ -943,6 +918,32 @@ impl<'p> Exec<'p, '_> {
     }
 
     /// `value` evaluated in frame `fid` as a list.
+    /// Starts map or reduce `i` on its list `over`: evaluates it and logs `step.started`
+    /// with it. `None` when the step is over already (the list failed it) or the run is
+    /// (replay found a difference).
+    fn start_over(
+        &mut self,
+        fid: FrameId,
+        i: usize,
+        a: Attempt,
+        over: &Compiled,
+    ) -> Option<Rc<Vec<Val>>> {
+        let items = match self.list(fid, over, "`over`") {
+            Ok(items) => items,
+            Err(f) => {
+                self.attempt_failed(fid, i, f);
+                return None;
+            }
+        };
+        let mut started = self.started(fid, i, a);
+        started.over = Val::List(Rc::clone(&items)).to_json().ok();
+        self.emit(RunEvent::StepStarted(started));
+        if matches!(self.end, Some(End::Differs(_))) {
+            return None;
+        }
+        Some(items)
+    }
+
     fn list(&self, fid: FrameId, value: &Compiled, what: &str) -> Result<Rc<Vec<Val>>, Failure> {
         match self.evaluate(fid, value)? {
             Val::List(items) => Ok(items),
@@ -963,10 +964,7 @@ impl<'p> Exec<'p, '_> {
         };
         loop {
             let stopping = self.stopping || self.end.is_some() || self.frame(fid).doomed;
-            let Some(Running {
-                kind: Kind::Map(m), ..
-            }) = self.running(fid, i)
-            else {
+            let Some(m) = self.map_run(fid, i) else {
                 return;
             };
             if stopping || m.failing.is_some() || m.active >= m.limit || m.next >= m.items.len() {
@@ -985,10 +983,7 @@ impl<'p> Exec<'p, '_> {
                 requirement,
             );
         }
-        let Some(Running {
-            kind: Kind::Map(m), ..
-        }) = self.running(fid, i)
-        else {
+        let Some(m) = self.map_run(fid, i) else {
             return;
         };
         if m.active > 0 {
@@ -1032,10 +1027,7 @@ impl<'p> Exec<'p, '_> {
             Over::Abandoned => None,
         };
         self.free_frame(item);
-        if let Some(Running {
-            kind: Kind::Map(m), ..
-        }) = self.running(fid, i)
-        {
+        if let Some(m) = self.map_run(fid, i) {
             m.active -= 1;
             match result {
                 Some(Ok(v)) => m.results[k] = Some(v),

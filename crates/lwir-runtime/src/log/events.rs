@@ -7,45 +7,84 @@
 //! `attempt` (from 1). Values are kept whole: a resumed or replayed run reads its effects'
 //! results from here.
 
+// `code`: a `Code` as its string, `LW1104`, for `#[serde(with = "code")]`.
+use lwir_repair::events::code;
 use lwir_spec::Code;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::Event;
 
-/// One event of a run's log.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunEvent {
+/// The event kinds, each once: its variant (named as its payload type), its name in the
+/// log and what it says. Makes [`RunEvent`] and what names, writes and reads its variants.
+macro_rules! events {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// One event of a run's log.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum RunEvent {
+            $($(#[$doc])* $variant($variant),)*
+        }
+
+        impl RunEvent {
+            /// The event's name in the log.
+            pub const fn name(&self) -> &'static str {
+                match self {
+                    $(RunEvent::$variant(_) => $name,)*
+                }
+            }
+
+            /// Its payload, the log's `data` object.
+            pub fn data(&self) -> Value {
+                let data = match self {
+                    $(RunEvent::$variant(e) => serde_json::to_value(e),)*
+                };
+                // Plain structs of strings, numbers and JSON values always serialise.
+                data.unwrap_or_default()
+            }
+
+            /// The typed form of a logged event; why not, when its name is unknown or its
+            /// data lacks the event's fields.
+            pub fn parse(event: &Event) -> Result<Self, String> {
+                Ok(match event.event.as_str() {
+                    $($name => RunEvent::$variant(event.data_as()?),)*
+                    other => return Err(format!("`{other}` is not a run event")),
+                })
+            }
+        }
+    };
+}
+
+events! {
     /// `run.started`: what the run runs, with what, as what.
-    RunStarted(RunStarted),
+    RunStarted = "run.started",
     /// `step.started`: an attempt of a step began, with what it decided.
-    StepStarted(StepStarted),
+    StepStarted = "step.started",
     /// `step.skipped`: the step's `when` was false; its output is absent.
-    StepSkipped(StepSkipped),
+    StepSkipped = "step.skipped",
     /// `step.succeeded`: an attempt of a step ended with its output.
-    StepSucceeded(StepSucceeded),
+    StepSucceeded = "step.succeeded",
     /// `step.failed`: an attempt of a step failed.
-    StepFailed(StepFailed),
+    StepFailed = "step.failed",
     /// `tool.called`: a tool call is sent.
-    ToolCalled(ToolCalled),
+    ToolCalled = "tool.called",
     /// `tool.responded`: the tool's answer, or why there is none.
-    ToolResponded(ToolResponded),
+    ToolResponded = "tool.responded",
     /// `model.called`: a model round is sent.
-    ModelCalled(ModelCalled),
+    ModelCalled = "model.called",
     /// `model.responded`: the model's answer, or why there is none.
-    ModelResponded(ModelResponded),
+    ModelResponded = "model.responded",
     /// `code.started`: a code body is run.
-    CodeStarted(CodeStarted),
+    CodeStarted = "code.started",
     /// `code.finished`: how the code body ended.
-    CodeFinished(CodeFinished),
+    CodeFinished = "code.finished",
     /// `run.paused`: the run waits for a person (drift found with `--on-drift pause`).
-    RunPaused(RunPaused),
+    RunPaused = "run.paused",
     /// `run.resumed`: the run goes on (`runs resume`, `runs retry`).
-    RunResumed(RunResumed),
+    RunResumed = "run.resumed",
     /// `run.succeeded`: the run's output.
-    RunSucceeded(RunSucceeded),
+    RunSucceeded = "run.succeeded",
     /// `run.failed`: which step failed the run, and why.
-    RunFailed(RunFailed),
+    RunFailed = "run.failed",
 }
 
 /// `run.started`.
@@ -100,25 +139,13 @@ pub struct StepStarted {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// A `code.run`'s input, evaluated.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
     /// A `map`'s or `reduce`'s list, evaluated.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub over: Option<Value>,
     /// A `branch`'s case: its index, `"default"`, or `null` when none applies.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub case: Option<Value>,
 }
 
@@ -142,11 +169,7 @@ pub struct StepSucceeded {
     pub attempt: u32,
     /// The output: a tool's result, a model's or code body's answer, a map's list of
     /// results, a reduce's accumulator; absent for `branch` and `loop`.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
     /// For an iteration of a loop: what `until` gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,11 +264,7 @@ pub struct ToolResponded {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
     /// The result as the tool gave it (absent when there is none).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     /// Whether the result is text the tool gave (decoded by the output schema), rather
     /// than a JSON value.
@@ -307,11 +326,7 @@ pub struct ModelResponded {
     /// The round.
     pub round: u32,
     /// The assistant's message: `content` and `tool_calls`.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, with = "present", skip_serializing_if = "Option::is_none")]
     pub answer: Option<Value>,
     /// Tokens used.
     #[serde(default)]
@@ -473,77 +488,6 @@ pub(crate) enum Phase {
 }
 
 impl RunEvent {
-    /// The event's name in the log.
-    pub const fn name(&self) -> &'static str {
-        match self {
-            RunEvent::RunStarted(_) => "run.started",
-            RunEvent::StepStarted(_) => "step.started",
-            RunEvent::StepSkipped(_) => "step.skipped",
-            RunEvent::StepSucceeded(_) => "step.succeeded",
-            RunEvent::StepFailed(_) => "step.failed",
-            RunEvent::ToolCalled(_) => "tool.called",
-            RunEvent::ToolResponded(_) => "tool.responded",
-            RunEvent::ModelCalled(_) => "model.called",
-            RunEvent::ModelResponded(_) => "model.responded",
-            RunEvent::CodeStarted(_) => "code.started",
-            RunEvent::CodeFinished(_) => "code.finished",
-            RunEvent::RunPaused(_) => "run.paused",
-            RunEvent::RunResumed(_) => "run.resumed",
-            RunEvent::RunSucceeded(_) => "run.succeeded",
-            RunEvent::RunFailed(_) => "run.failed",
-        }
-    }
-
-    /// Its payload, the log's `data` object.
-    pub fn data(&self) -> Value {
-        let data = match self {
-            RunEvent::RunStarted(e) => serde_json::to_value(e),
-            RunEvent::StepStarted(e) => serde_json::to_value(e),
-            RunEvent::StepSkipped(e) => serde_json::to_value(e),
-            RunEvent::StepSucceeded(e) => serde_json::to_value(e),
-            RunEvent::StepFailed(e) => serde_json::to_value(e),
-            RunEvent::ToolCalled(e) => serde_json::to_value(e),
-            RunEvent::ToolResponded(e) => serde_json::to_value(e),
-            RunEvent::ModelCalled(e) => serde_json::to_value(e),
-            RunEvent::ModelResponded(e) => serde_json::to_value(e),
-            RunEvent::CodeStarted(e) => serde_json::to_value(e),
-            RunEvent::CodeFinished(e) => serde_json::to_value(e),
-            RunEvent::RunPaused(e) => serde_json::to_value(e),
-            RunEvent::RunResumed(e) => serde_json::to_value(e),
-            RunEvent::RunSucceeded(e) => serde_json::to_value(e),
-            RunEvent::RunFailed(e) => serde_json::to_value(e),
-        };
-        // Plain structs of strings, numbers and JSON values always serialise.
-        data.unwrap_or_default()
-    }
-
-    /// The typed form of a logged event; why not, when its name is unknown or its data
-    /// lacks the event's fields.
-    pub fn parse(event: &Event) -> Result<Self, String> {
-        fn typed<T: for<'de> Deserialize<'de>>(event: &Event) -> Result<T, String> {
-            T::deserialize(&event.data)
-                .map_err(|e| format!("its data is not a `{}`: {e}", event.event))
-        }
-        Ok(match event.event.as_str() {
-            "run.started" => RunEvent::RunStarted(typed(event)?),
-            "step.started" => RunEvent::StepStarted(typed(event)?),
-            "step.skipped" => RunEvent::StepSkipped(typed(event)?),
-            "step.succeeded" => RunEvent::StepSucceeded(typed(event)?),
-            "step.failed" => RunEvent::StepFailed(typed(event)?),
-            "tool.called" => RunEvent::ToolCalled(typed(event)?),
-            "tool.responded" => RunEvent::ToolResponded(typed(event)?),
-            "model.called" => RunEvent::ModelCalled(typed(event)?),
-            "model.responded" => RunEvent::ModelResponded(typed(event)?),
-            "code.started" => RunEvent::CodeStarted(typed(event)?),
-            "code.finished" => RunEvent::CodeFinished(typed(event)?),
-            "run.paused" => RunEvent::RunPaused(typed(event)?),
-            "run.resumed" => RunEvent::RunResumed(typed(event)?),
-            "run.succeeded" => RunEvent::RunSucceeded(typed(event)?),
-            "run.failed" => RunEvent::RunFailed(typed(event)?),
-            other => return Err(format!("`{other}` is not a run event")),
-        })
-    }
-
     /// The step path it is about, when it is about a step.
     pub fn step(&self) -> Option<&str> {
         Some(match self {
@@ -617,50 +561,40 @@ pub(crate) fn first_difference<'v>(
     a: &'v Value,
     b: &'v Value,
 ) -> Option<(String, Option<&'v Value>, Option<&'v Value>)> {
-    fn go<'v>(
-        a: &'v Value,
-        b: &'v Value,
-        at: &mut String,
-    ) -> Option<(String, Option<&'v Value>, Option<&'v Value>)> {
+    type Found<'v> = Option<(String, Option<&'v Value>, Option<&'v Value>)>;
+    fn go<'v>(a: &'v Value, b: &'v Value, at: &mut String) -> Found<'v> {
         match (a, b) {
             (Value::Object(x), Value::Object(y)) => {
                 let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
                 keys.sort();
                 keys.dedup();
-                for k in keys {
-                    let len = at.len();
-                    lwir_spec::pointer::push_token(at, k);
-                    let found = match (x.get(k), y.get(k)) {
-                        (Some(p), Some(q)) => go(p, q, at),
-                        (p, q) => Some((at.clone(), p, q)),
-                    };
-                    at.truncate(len);
-                    if found.is_some() {
-                        return found;
-                    }
-                }
-                None
+                keys.into_iter()
+                    .find_map(|k| below(at, k, x.get(k), y.get(k)))
             }
-            (Value::Array(x), Value::Array(y)) => {
-                for i in 0..x.len().max(y.len()) {
-                    let len = at.len();
-                    at.push('/');
-                    at.push_str(&i.to_string());
-                    let found = match (x.get(i), y.get(i)) {
-                        (Some(p), Some(q)) => go(p, q, at),
-                        (p, q) => Some((at.clone(), p, q)),
-                    };
-                    at.truncate(len);
-                    if found.is_some() {
-                        return found;
-                    }
-                }
-                None
-            }
+            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len()))
+                .find_map(|i| below(at, &i.to_string(), x.get(i), y.get(i))),
             _ if a == b => None,
             _ => Some((at.clone(), Some(a), Some(b))),
         }
     }
+
+    /// The first difference below token `token` of `at`, where `a` and `b` have `p` and `q`.
+    fn below<'v>(
+        at: &mut String,
+        token: &str,
+        p: Option<&'v Value>,
+        q: Option<&'v Value>,
+    ) -> Found<'v> {
+        let len = at.len();
+        lwir_spec::pointer::push_token(at, token);
+        let found = match (p, q) {
+            (Some(p), Some(q)) => go(p, q, at),
+            (p, q) => Some((at.clone(), p, q)),
+        };
+        at.truncate(len);
+        found
+    }
+
     go(a, b, &mut String::new())
 }
 
@@ -668,23 +602,21 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// Reads an `Option<Value>` member so that a present `null` is `Some(Null)` (serde's
-/// default reads it as `None`); an absent member is `None` by `#[serde(default)]`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
-}
-
-/// A [`Code`] as its string, `LW1104`.
-mod code {
+/// An `Option<Value>` member read so that a present `null` is `Some(Null)` (serde's
+/// default reads it as `None`); an absent member is `None` by `#[serde(default)]`, and
+/// `None` is not written (`skip_serializing_if`). `Some` is written as its value.
+mod present {
     use super::*;
 
-    pub(super) fn serialize<S: serde::Serializer>(code: &Code, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(code.as_str())
+    pub(super) fn serialize<S: serde::Serializer>(
+        value: &Option<Value>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.serialize(s)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Code, D::Error> {
-        let text = String::deserialize(d)?;
-        Code::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("unknown code `{text}`")))
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(d).map(Some)
     }
 }
 
