@@ -16,6 +16,7 @@
 //! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
 //! | [`events`] | the log's events, typed |
 //! | [`projection`] | the state computed from the events |
+//! | [`statuses`] | every work item's status, kept as events are folded |
 //! | [`checkpoint`] | the fold of a prefix of the log, kept so that reads fold only what follows |
 //! | [`resolve`] | a work item's input, evaluated |
 //! | [`agent`] | planners and reviewers (external commands) |
@@ -40,6 +41,7 @@ pub mod projection;
 pub mod resolve;
 pub mod run;
 pub mod runner;
+pub mod statuses;
 pub mod store;
 pub mod templates;
 

@@ -169,6 +169,10 @@ pub struct Driver<'g> {
     /// events appended since ([`Goals::refresh`]), and the driver's own appends are folded
     /// as they are made. Only the driver holding the run lock keeps one.
     held: Option<Held>,
+    /// The seq the last checkpoint this driver stored covers (0: none yet): it stores one
+    /// as readers do ([`crate::checkpoint::due`]), so that a driver killed leaves one near
+    /// the log's end.
+    kept: u64,
     report: RunReport,
 }
 
@@ -194,6 +198,7 @@ impl<'g> Driver<'g> {
             aborted: false,
             seen: None,
             held: None,
+            kept: 0,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -224,6 +229,8 @@ impl<'g> Driver<'g> {
         // The whole log, once, when the run lock is taken: every chain hash is checked by
         // each driver; from then on it reads only what follows.
         let held = self.goals.load_held(&self.id, false)?;
+        // (Stored as the whole log was read, when it was due.)
+        self.kept = held.loaded.fold.last_seq;
         self.catalog = held.loaded.catalog.clone();
         self.interrupt_lost(&held.loaded, observer)?;
         self.held = Some(held);
@@ -233,10 +240,21 @@ impl<'g> Driver<'g> {
     /// The goal now: the held one brought up to date (only what was appended since it was
     /// read is read), or read whole when none is held.
     fn look(&mut self) -> Result<&Held, GoalError> {
-        let held = match self.held.take() {
+        let mut held = match self.held.take() {
             Some(held) => self.goals.refresh(held)?,
             None => self.goals.load_held(&self.id, true)?,
         };
+        held.loaded
+            .fold
+            .keep_statuses(&held.loaded.file, (self.goals.now)());
+        if let Some(position) = &held.position {
+            let fold = &held.loaded.fold;
+            let since = fold.last_seq.saturating_sub(self.kept);
+            if crate::checkpoint::due(since, fold) {
+                self.goals.keep(&self.id, fold, position);
+                self.kept = fold.last_seq;
+            }
+        }
         Ok(self.held.insert(held))
     }
 
@@ -278,7 +296,8 @@ impl<'g> Driver<'g> {
         observer: &mut dyn Observer,
     ) -> Result<bool, GoalError> {
         let mut any = false;
-        for item in &loaded.fold.items {
+        for i in loaded.fold.running_items() {
+            let item = &loaded.fold.items[i];
             for a in &item.attempts {
                 if a.state != AttemptState::Running
                     || !a.dispatched
@@ -334,11 +353,13 @@ impl<'g> Driver<'g> {
         {
             return Ok(Step::Adapt(trigger));
         }
-        let projection = self.goals.view(&held.loaded);
+        let (status, reason, dispatchable) = {
+            let outlook = self.goals.outlook(&held.loaded);
+            (outlook.status, outlook.reason, outlook.dispatchable)
+        };
         self.seen = Some(held.position.clone());
-        self.report.status = projection.status;
-        self.report.reason = projection.reason;
-        let status = projection.status;
+        self.report.status = status;
+        self.report.reason = reason;
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
         Ok(match status {
             Status::Succeeded
@@ -349,7 +370,7 @@ impl<'g> Driver<'g> {
             Status::Eligible if self.busy() => Step::Wait,
             Status::Eligible => Step::Replan,
             // Ready work starts now, also beside work that runs (not after the batch).
-            Status::Ready | Status::Running if projection.dispatchable => {
+            Status::Ready | Status::Running if dispatchable => {
                 if self.dispatch(scope, runner, done, observer)? {
                     Step::Acted
                 } else {
@@ -688,9 +709,9 @@ impl<'g> Driver<'g> {
         if let Some(position) = &held.position {
             self.goals.keep(&self.id, &held.loaded.fold, position);
         }
-        let projection = self.goals.view(&held.loaded);
-        self.report.status = projection.status;
-        self.report.reason = projection.reason;
+        let outlook = self.goals.outlook(&held.loaded);
+        self.report.status = outlook.status;
+        self.report.reason = outlook.reason;
         Ok(self.report)
     }
 
