@@ -94,21 +94,6 @@ pub(crate) struct Held {
     pub(crate) own: Vec<lwir_repair::events::Event>,
 }
 
-impl Held {
-    /// Folds `event`, just appended by this process after the last event folded.
-    pub(crate) fn appended(&mut self, event: &lwir_repair::events::Event) -> Result<(), GoalError> {
-        self.loaded
-            .fold
-            .apply_event(event)
-            .map_err(|detail| GoalError::Damaged {
-                goal: self.loaded.id.clone(),
-                detail,
-            })?;
-        self.own.push(event.clone());
-        Ok(())
-    }
-}
-
 /// The goal operations over a store and a registry.
 pub struct Goals<'a> {
     /// Where goals are kept.
@@ -596,8 +581,10 @@ impl Goals<'_> {
                 created.digest
             )));
         }
-        let read = file::read(bytes.to_vec());
-        let (Some(document), Some(goal)) = (read.document, read.file) else {
+        // Typed without the meta-schema's checks, which its bytes passed when it was created:
+        // they hash to the digest the log recorded then.
+        let read = document::read(bytes.to_vec());
+        let (Some(document), Some(goal)) = (read.document, file::read_frozen(bytes)) else {
             return Err(damaged(
                 "its frozen goal file no longer reads as a goal file".into(),
             ));
@@ -814,6 +801,20 @@ impl Goals<'_> {
         report: &Report,
         run: Option<&str>,
     ) -> Result<lwir_repair::events::Event, GoalError> {
+        let (name, data) = self.report_event(loaded, work, report, run)?;
+        Ok(self
+            .store
+            .append(&loaded.id, name, data, loaded.fold.last_seq)?)
+    }
+
+    /// What [`Goals::report_on`] would append: the event's name and data, not appended.
+    pub(crate) fn report_event(
+        &self,
+        loaded: &Loaded,
+        work: &str,
+        report: &Report,
+        run: Option<&str>,
+    ) -> Result<(&'static str, serde_json::Value), GoalError> {
         let id = loaded.id.as_str();
         let run = run.map(str::to_owned);
         {
@@ -996,7 +997,7 @@ impl Goals<'_> {
                     )));
                 }
             };
-            Ok(self.store.append(id, name, data, loaded.fold.last_seq)?)
+            Ok((name, data))
         }
     }
 
