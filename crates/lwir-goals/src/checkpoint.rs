@@ -22,8 +22,22 @@ use crate::store::Position;
 /// rebuilt.
 pub const FORMAT: &str = "lwir-goal-fold/1";
 
-/// After how many events folded beyond the checkpoint a read stores a new one.
+/// After how many events folded beyond the checkpoint a read stores a new one, at least
+/// ([`due`]).
 pub const EVERY: usize = 64;
+
+/// Whether a read that folded `folded` events beyond the checkpoint it started from (or
+/// from the log's start) into `fold` stores a checkpoint of it: after [`EVERY`] events, or,
+/// for a fold larger than that, after an eighth as many events as it holds items and
+/// attempts. Storing a checkpoint costs what the fold holds, folding an event costs about
+/// what one item does: so storing costs at most a fixed share of the folding it saves (no
+/// goal stores a checkpoint of its whole fold every few events), and what is left to fold
+/// after the last checkpoint stays a fraction of the goal. A driver stores checkpoints by the
+/// same rule as it folds its own appends.
+pub fn due(folded: u64, fold: &Fold) -> bool {
+    let size = fold.items.len() as u64 + u64::from(fold.attempts_used);
+    folded >= (EVERY as u64).max(size / 8)
+}
 
 #[derive(Serialize, Deserialize)]
 struct Header {

@@ -225,3 +225,12 @@ pub fn read(bytes: Vec<u8>) -> Read {
         findings,
     }
 }
+
+/// The typed view of a frozen goal file: `bytes` that hash to the digest its goal's log
+/// recorded, so the very bytes [`read`] checked when the goal was created (the canonical
+/// form of a file without findings). They are not checked against the meta-schema again —
+/// the costliest part of a read, for a file of 1 000 items — only typed; `None` when they do
+/// not type (a file frozen by an lwirc whose goal files differ).
+pub fn read_frozen(bytes: &[u8]) -> Option<GoalFile> {
+    serde_json::from_slice(bytes).ok()
+}

@@ -95,21 +95,6 @@ pub(crate) struct Held {
     pub(crate) own: Vec<lwir_repair::events::Event>,
 }
 
-impl Held {
-    /// Folds `event`, just appended by this process after the last event folded.
-    pub(crate) fn appended(&mut self, event: &lwir_repair::events::Event) -> Result<(), GoalError> {
-        self.loaded
-            .fold
-            .apply_event(event)
-            .map_err(|detail| GoalError::Damaged {
-                goal: self.loaded.id.clone(),
-                detail,
-            })?;
-        self.own.push(event.clone());
-        Ok(())
-    }
-}
-
 /// The goal operations over a store and a registry.
 pub struct Goals<'a> {
     /// Where goals are kept.
@@ -477,7 +462,7 @@ impl Goals<'_> {
     /// Goal `id`'s log folded, and the position it covers when the store gives one: the
     /// checkpoint's fold and the events after it, when there is a checkpoint the log
     /// continues (see [`crate::checkpoint`]), else the whole log. A new checkpoint is stored
-    /// when [`crate::checkpoint::EVERY`] events or more were folded beyond the one read (a
+    /// when [`crate::checkpoint::due`] after the events folded beyond the one read (a
     /// checkpoint that cannot be stored is only not stored).
     pub fn fold(&self, id: &str) -> Result<(Fold, Option<Position>), GoalError> {
         let kept = self
@@ -490,7 +475,7 @@ impl Goals<'_> {
             && let Some((tail, Some(now))) = self.store.events_since(id, Some(&position))?
             && tail.iter().try_for_each(|e| fold.apply_event(e)).is_ok()
         {
-            if tail.len() >= crate::checkpoint::EVERY {
+            if crate::checkpoint::due(tail.len() as u64, &fold) {
                 self.keep(id, &fold, &now);
             }
             return Ok((fold, Some(now)));
@@ -501,7 +486,7 @@ impl Goals<'_> {
     }
 
     /// [`Goals::fold`] of the whole log, whatever checkpoint there is (and a checkpoint of
-    /// it stored, when it has [`crate::checkpoint::EVERY`] events or more).
+    /// it stored, when [`crate::checkpoint::due`]).
     pub(crate) fn fold_whole(&self, id: &str) -> Result<(Fold, Option<Position>), GoalError> {
         let (events, position) = match self.store.events_since(id, None)? {
             Some(read) => read,
@@ -512,7 +497,7 @@ impl Goals<'_> {
             detail,
         })?;
         if let Some(position) = &position
-            && events.len() >= crate::checkpoint::EVERY
+            && crate::checkpoint::due(events.len() as u64, &fold)
         {
             self.keep(id, &fold, position);
         }
@@ -597,8 +582,10 @@ impl Goals<'_> {
                 created.digest
             )));
         }
-        let read = file::read(bytes.to_vec());
-        let (Some(document), Some(goal)) = (read.document, read.file) else {
+        // Typed without the meta-schema's checks, which its bytes passed when it was created:
+        // they hash to the digest the log recorded then.
+        let read = document::read(bytes.to_vec());
+        let (Some(document), Some(goal)) = (read.document, file::read_frozen(bytes)) else {
             return Err(damaged(
                 "its frozen goal file no longer reads as a goal file".into(),
             ));
@@ -648,15 +635,15 @@ impl Goals<'_> {
         )
     }
 
-    /// [`Goals::project`] for a decision inside lwirc: without its fingerprint (left empty)
-    /// nor each item's `after` and `errors`, which no decision reads.
-    pub(crate) fn view(&self, loaded: &Loaded) -> Projection {
+    /// What a decision inside lwirc reads of `loaded` now: [`Goals::project`] without the
+    /// work items' views nor the fingerprint ([`projection::outlook`]).
+    pub(crate) fn outlook<'l>(&self, loaded: &'l Loaded) -> projection::Outlook<'l> {
         let in_progress = |plan: &str| {
             self.store
                 .plan_in_progress(&loaded.id, plan)
                 .unwrap_or(false)
         };
-        projection::project_lean(
+        projection::outlook(
             &loaded.fold,
             &projection::Inputs {
                 file: &loaded.file,
@@ -696,50 +683,41 @@ impl Goals<'_> {
         &self,
         loaded: &Loaded,
     ) -> Result<(Vec<Dispatch>, Vec<Unresolved>), GoalError> {
-        let projection = self.view(loaded);
+        let outlook = self.outlook(loaded);
         // Ready work is dispatchable while other work runs (up to max_parallel).
-        if !projection.dispatchable {
+        if !outlook.dispatchable {
             return Ok((Vec::new(), Vec::new()));
         }
-        let running = projection
-            .work
-            .iter()
-            .filter(|w| w.status == WorkStatus::Running)
-            .count() as u32;
-        let mut slots = loaded.file.limits.max_parallel.saturating_sub(running).min(
-            projection
-                .attempts
-                .max
-                .saturating_sub(projection.attempts.used),
-        );
+        let running = outlook.statuses.active_running();
+        let mut slots = loaded
+            .file
+            .limits
+            .max_parallel
+            .saturating_sub(running)
+            .min(outlook.attempts.max.saturating_sub(outlook.attempts.used));
         let mut ready = Vec::new();
         let mut unresolved = Vec::new();
-        for w in projection
-            .work
-            .iter()
-            .filter(|w| w.status == WorkStatus::Ready)
-        {
+        for i in outlook.statuses.ready() {
             if slots == 0 {
                 break;
             }
-            let Some(item) = loaded.fold.item(&w.id) else {
-                continue;
-            };
+            let item = &loaded.fold.items[i];
+            let spec = &item.spec;
             match self.resolve_input(loaded, item) {
                 Ok(input) => {
                     slots -= 1;
                     ready.push(Dispatch {
-                        id: w.id.clone(),
-                        key: w.key.clone(),
-                        template: w.template.clone(),
-                        version: w.version.clone(),
-                        attempt: w.attempts + 1,
+                        id: spec.work.clone(),
+                        key: spec.key.clone(),
+                        template: spec.template.clone(),
+                        version: spec.version.clone(),
+                        attempt: item.attempts.len() as u32 + 1,
                         input,
                     });
                 }
                 Err(e) => unresolved.push(Unresolved {
-                    id: w.id.clone(),
-                    key: w.key.clone(),
+                    id: spec.work.clone(),
+                    key: spec.key.clone(),
                     error: e.to_string(),
                     code: e.code,
                 }),
@@ -824,24 +802,40 @@ impl Goals<'_> {
         report: &Report,
         run: Option<&str>,
     ) -> Result<lwir_repair::events::Event, GoalError> {
+        let event = self.report_event(loaded, work, report, run)?;
+        Ok(self
+            .store
+            .append(&loaded.id, &event, loaded.fold.last_seq)?)
+    }
+
+    /// What [`Goals::report_on`] would append: the event, not appended.
+    pub(crate) fn report_event(
+        &self,
+        loaded: &Loaded,
+        work: &str,
+        report: &Report,
+        run: Option<&str>,
+    ) -> Result<GoalEvent, GoalError> {
         let id = loaded.id.as_str();
         let run = run.map(str::to_owned);
         {
-            let projection = self.view(loaded);
+            let projection = self.outlook(loaded);
+            let active = || {
+                projection
+                    .statuses
+                    .active()
+                    .map(|i| &loaded.fold.items[i].spec)
+            };
             // A work id, or the key of an item of the active generation (keys are unique there).
             let work = match loaded.fold.item(work) {
                 Some(_) => work,
-                None => projection
-                    .work
-                    .iter()
+                None => active()
                     .find(|w| w.key == work)
-                    .map_or(work, |w| w.id.as_str()),
+                    .map_or(work, |w| w.work.as_str()),
             };
             let Some(item) = loaded.fold.item(work) else {
-                let known: Vec<String> = projection
-                    .work
-                    .iter()
-                    .map(|w| format!("{} ({})", w.id, w.key))
+                let known: Vec<String> = active()
+                    .map(|w| format!("{} ({})", w.work, w.key))
                     .collect();
                 return Err(GoalError::Refused(format!(
                     "goal `{id}` has no work `{work}`; its active work: {}",
@@ -861,11 +855,10 @@ impl Goals<'_> {
                     c.by, c.at
                 )));
             }
-            let view = projection
-                .governed_work
-                .iter()
-                .find(|w| w.id == work)
-                .cloned();
+            let view = loaded
+                .fold
+                .position(work)
+                .map(|i| projection::work_view(&loaded.fold, &projection.statuses, i));
             let Some(view) = view else {
                 return Err(GoalError::Refused(format!(
                     "work `{work}` is not governed by goal `{id}`"
@@ -901,7 +894,7 @@ impl Goals<'_> {
                     )));
                 }
                 (Report::Started | Report::Dispatched, WorkStatus::Ready)
-                    if running_count(&projection) >= loaded.file.limits.max_parallel =>
+                    if projection.statuses.active_running() >= loaded.file.limits.max_parallel =>
                 {
                     return Err(GoalError::Refused(format!(
                         "work `{work}` ({}) cannot start: {} item(s) are running, the goal's max_parallel",
@@ -991,7 +984,7 @@ impl Goals<'_> {
                     )));
                 }
             };
-            Ok(self.store.append(id, &event, loaded.fold.last_seq)?)
+            Ok(event)
         }
     }
 
@@ -1097,15 +1090,6 @@ impl Goals<'_> {
         }
         Err(busy(id))
     }
-}
-
-/// How many items of the active generation are running.
-fn running_count(projection: &Projection) -> u32 {
-    projection
-        .work
-        .iter()
-        .filter(|w| w.status == WorkStatus::Running)
-        .count() as u32
 }
 
 /// A cancelled goal takes no more decisions.

@@ -17,6 +17,7 @@
 //! | [`postgres`] | the same in PostgreSQL |
 //! | [`events`] | the log's events, typed |
 //! | [`projection`] | the state computed from the events |
+//! | [`statuses`] | every work item's status, kept as events are folded |
 //! | [`checkpoint`] | the fold of a prefix of the log, kept so that reads fold only what follows |
 //! | [`resolve`] | a work item's input, evaluated |
 //! | [`agent`] | planners and reviewers (external commands) |
@@ -43,6 +44,7 @@ pub mod replan;
 pub mod resolve;
 pub mod run;
 pub mod runner;
+pub mod statuses;
 pub mod store;
 pub mod templates;
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::GoalEvent;
 use crate::file::GoalFile;
+pub use crate::statuses::Statuses;
 
 /// One attempt of a work item.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -223,6 +224,26 @@ pub struct Fold {
     /// The `catalog` member of the first event's data (`goal.created`'s frozen catalog).
     #[serde(default)]
     catalog: Option<serde_json::Value>,
+    /// Every item's status, once kept ([`Fold::keep_statuses`]): brought up to date by each
+    /// event folded after that. Not part of what the fold is (never stored, never compared).
+    #[serde(skip)]
+    live: Live,
+}
+
+/// The statuses a fold keeps; equal to any other (a cache of what the fold says).
+#[derive(Clone, Default)]
+struct Live(Option<Box<Statuses>>);
+
+impl PartialEq for Live {
+    fn eq(&self, _: &Live) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "kept" } else { "not kept" })
+    }
 }
 
 impl Fold {
@@ -272,6 +293,81 @@ impl Fold {
         self.index.get(id).map(|&i| &self.items[i])
     }
 
+    /// Where item `id` is in [`Fold::items`].
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Where the active root is in [`Fold::items`].
+    pub fn active_root_index(&self) -> Option<usize> {
+        self.active_root
+            .as_ref()
+            .and_then(|r| self.index.get(r).copied())
+    }
+
+    /// The goal id `goal.created` gave (`GOAL` before it).
+    pub fn goal_id(&self) -> &str {
+        self.created.as_ref().map_or("GOAL", |c| c.goal.as_str())
+    }
+
+    fn root_ref(&self, i: usize) -> RootRef {
+        RootRef {
+            id: self.items[i].spec.work.clone(),
+            key: self.items[i].spec.key.clone(),
+        }
+    }
+
+    /// Every item's status now: the ones this fold keeps when they were computed for the
+    /// same budgets ([`Fold::keep_statuses`]), else computed from the whole fold.
+    pub fn statuses(&self, file: &GoalFile, now_unix_s: u64) -> std::borrow::Cow<'_, Statuses> {
+        let budget_left = budget_left(self, file, now_unix_s);
+        match &self.live.0 {
+            Some(kept) if kept.budget_left() == budget_left => std::borrow::Cow::Borrowed(kept),
+            _ => std::borrow::Cow::Owned(Statuses::of(self, file, budget_left)),
+        }
+    }
+
+    /// Keeps every item's status from now on, so that [`Fold::statuses`] costs nothing and
+    /// each event folded costs what it changes: computed now unless kept already for the
+    /// same budgets. What a driver, which reads the goal again and again, does after each
+    /// look. A fold read back from a checkpoint, or an event that changes the plan
+    /// (materialized items, an applied plan, a cancellation), leaves them to be computed
+    /// again.
+    pub fn keep_statuses(&mut self, file: &GoalFile, now_unix_s: u64) {
+        let budget_left = budget_left(self, file, now_unix_s);
+        if self
+            .live
+            .0
+            .as_ref()
+            .is_none_or(|kept| kept.budget_left() != budget_left)
+        {
+            self.live.0 = Some(Box::new(Statuses::of(self, file, budget_left)));
+        }
+    }
+
+    /// Whether [`Fold::keep_statuses`] keeps them now (for tests of the kept path).
+    pub fn keeps_statuses(&self) -> bool {
+        self.live.0.is_some()
+    }
+
+    /// The items with an attempt in flight, in materialization order.
+    pub fn running_items(&self) -> Vec<usize> {
+        match &self.live.0 {
+            Some(kept) => kept.running().collect(),
+            None => (0..self.items.len())
+                .filter(|&i| self.items[i].running().is_some())
+                .collect(),
+        }
+    }
+
+    /// Brings the kept statuses up to date with a change to the attempts of item `id`.
+    fn touched(&mut self, id: &str) {
+        if let (Some(mut kept), Some(&i)) = (self.live.0.take(), self.index.get(id)) {
+            kept.touch(self, i);
+            self.live.0 = Some(kept);
+        }
+    }
+
     /// The plan `id`.
     pub fn plan(&self, id: &str) -> Option<&Plan> {
         self.plans.iter().find(|p| p.id == id)
@@ -292,6 +388,25 @@ impl Fold {
     }
 
     fn apply(&mut self, event: GoalEvent, time: &str) -> Result<(), String> {
+        let touched = match &event {
+            GoalEvent::Started(e) => Some(e.work.clone()),
+            GoalEvent::Succeeded(e) => Some(e.work.clone()),
+            GoalEvent::Failed(e) => Some(e.work.clone()),
+            // What changes the plan or the budgets of every item: computed again.
+            GoalEvent::Materialized(_) | GoalEvent::Applied(_) | GoalEvent::Cancelled(_) => {
+                self.live.0 = None;
+                None
+            }
+            _ => None,
+        };
+        self.apply_unkept(event, time)?;
+        if let Some(id) = touched {
+            self.touched(&id);
+        }
+        Ok(())
+    }
+
+    fn apply_unkept(&mut self, event: GoalEvent, time: &str) -> Result<(), String> {
         match event {
             GoalEvent::Created(created) => {
                 if self.created.is_some() {
@@ -770,135 +885,154 @@ impl Projection {
     }
 }
 
-/// [`project`] without the fingerprint (left empty): what a decision inside lwirc reads,
-/// which never looks at the fingerprint — the one part of the projection whose cost
-/// (canonical JSON of all of it, hashed) does not depend on what changed.
+/// [`project`] without the fingerprint (left empty). A decision inside lwirc reads
+/// [`outlook`] instead, which leaves out every work item's view too.
 pub fn project_unsealed(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
-    projected(fold, inputs, false)
-}
-
-/// [`project_unsealed`] for a decision inside lwirc: each work item's `after` and `errors`
-/// are left empty too — copies of what the fold holds, which no decision reads (the root of
-/// a wide goal names every item). Never printed, never fingerprinted.
-pub(crate) fn project_lean(fold: &Fold, inputs: &Inputs<'_>) -> Projection {
-    projected(fold, inputs, true)
-}
-
-/// The projection of `fold`, unsealed; `lean`: see [`project_lean`].
-fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
     let file = inputs.file;
-    let created = fold.created.as_ref();
-    let active = fold.active();
-    let in_active: Vec<bool> = {
-        let mut v = vec![false; fold.items.len()];
-        for &i in &active {
-            v[i] = true;
-        }
-        v
-    };
-    let max_total = file.limits.max_total_attempts;
-    let wall_left = created.map_or(0, |c| {
-        (c.created_unix_s + file.limits.max_wall_time_s).saturating_sub(inputs.now_unix_s)
-    });
-    let budget_left = fold.attempts_used < max_total && wall_left > 0 && fold.cancelled.is_none();
-    let max_attempts = |item: &Item| {
-        file.templates
-            .get(&item.spec.template)
-            .map_or(1, |t| t.max_attempts)
-    };
-
-    // Statuses, in materialization order (dependencies are always materialized first).
-    let mut status: Vec<WorkStatus> = Vec::with_capacity(fold.items.len());
-    for (i, item) in fold.items.iter().enumerate() {
-        let s = if item.output().is_some() {
-            WorkStatus::Succeeded
-        } else if item.running().is_some() {
-            WorkStatus::Running
-        } else if !in_active[i] && fold.obsolete.contains(&item.spec.work) {
-            WorkStatus::Obsolete
-        } else if !in_active[i] {
-            WorkStatus::Superseded
-        } else {
-            let deps: Vec<WorkStatus> = item
-                .spec
-                .after
-                .iter()
-                .filter_map(|d| fold.index.get(d).map(|&j| status[j]))
-                .collect();
-            let spent = item.attempts.len() as u32 >= max_attempts(item);
-            if deps
-                .iter()
-                .any(|d| matches!(d, WorkStatus::Failed | WorkStatus::Blocked))
-            {
-                WorkStatus::Blocked
-            } else if deps.iter().any(|d| *d != WorkStatus::Succeeded) {
-                WorkStatus::Pending
-            } else if spent || (!budget_left && !item.attempts.is_empty()) {
-                WorkStatus::Failed
-            } else if !budget_left {
-                WorkStatus::Pending
-            } else {
-                WorkStatus::Ready
-            }
-        };
-        status.push(s);
-    }
-    let view = |i: usize| {
-        let item = &fold.items[i];
-        WorkView {
-            id: item.spec.work.clone(),
-            key: item.spec.key.clone(),
-            template: item.spec.template.clone(),
-            version: item.spec.version.clone(),
-            plan: item.spec.plan.clone(),
-            generation: item.spec.generation,
-            status: status[i],
-            attempts: item.attempts.len() as u32,
-            max_attempts: max_attempts(item),
-            after: if lean {
-                Vec::new()
-            } else {
-                item.spec.after.clone()
-            },
-            errors: item
-                .attempts
-                .iter()
-                .filter(|_| !lean)
-                .filter_map(|a| match &a.state {
-                    AttemptState::Failed {
-                        error,
-                        interrupted,
-                        code,
-                    } => Some(match (interrupted, code) {
-                        (true, _) => format!("attempt {} interrupted: {error}", a.n),
-                        (false, Some(code)) => format!("attempt {} ({code}): {error}", a.n),
-                        (false, None) => format!("attempt {}: {error}", a.n),
-                    }),
-                    _ => None,
-                })
-                .collect(),
-            runs: item
-                .attempts
-                .iter()
-                .filter_map(|a| {
-                    a.run.as_ref().map(|run| AttemptRun {
-                        attempt: a.n,
-                        run: run.clone(),
-                    })
-                })
-                .collect(),
-        }
-    };
-    let work: Vec<WorkView> = active.iter().map(|&i| view(i)).collect();
+    let outlook = outlook(fold, inputs);
+    let statuses = &outlook.statuses;
+    let view = |i: usize| work_view(fold, statuses, i);
+    let work: Vec<WorkView> = statuses.active().map(view).collect();
     let governed: Vec<WorkView> = (0..fold.items.len()).map(view).collect();
-    let root = fold
-        .active_root
-        .as_ref()
-        .and_then(|r| fold.index.get(r).copied());
-    let root_ref = |i: usize| RootRef {
-        id: fold.items[i].spec.work.clone(),
-        key: fold.items[i].spec.key.clone(),
-    };
+    let root = fold.active_root_index();
+    let generations = fold
+        .plans
+        .iter()
+        .filter(|p| p.state == PlanState::Applied)
+        .filter_map(|p| {
+            let root = fold
+                .items
+                .iter()
+                .position(|i| i.spec.plan == p.id && i.spec.root)?;
+            Some(GenerationView {
+                generation: fold.items[root].spec.generation,
+                plan: p.id.clone(),
+                root: fold.root_ref(root),
+            })
+        })
+        .collect();
+    Projection {
+        goal: fold.goal_id().to_owned(),
+        name: file.goal.clone(),
+        objective: file.objective.clone(),
+        status: outlook.status,
+        dispatchable: outlook.dispatchable,
+        reason: outlook.reason,
+        generation: fold.generation.unwrap_or(0),
+        active_root: root.map(|r| fold.root_ref(r)),
+        work,
+        governed_work_ids: fold.items.iter().map(|i| i.spec.work.clone()).collect(),
+        governed_work: governed,
+        generations,
+        attempts: outlook.attempts,
+        replans: outlook.replans,
+        adaptations: outlook.adaptations,
+        planned_items: outlook.planned_items,
+        plans: outlook.plans,
+        replan_consumption: outlook.replan_consumption,
+        cancelled: outlook.cancelled,
+        created_at: fold.created_at.clone(),
+        seq: fold.last_seq,
+        fingerprint: String::new(),
+    }
+}
+
+/// The view of item `i` of `fold`, with its status among `statuses`.
+pub(crate) fn work_view(fold: &Fold, statuses: &Statuses, i: usize) -> WorkView {
+    let item = &fold.items[i];
+    WorkView {
+        id: item.spec.work.clone(),
+        key: item.spec.key.clone(),
+        template: item.spec.template.clone(),
+        version: item.spec.version.clone(),
+        plan: item.spec.plan.clone(),
+        generation: item.spec.generation,
+        status: statuses.status(i),
+        attempts: item.attempts.len() as u32,
+        max_attempts: statuses.max_attempts(i),
+        after: item.spec.after.clone(),
+        errors: item
+            .attempts
+            .iter()
+            .filter_map(|a| match &a.state {
+                AttemptState::Failed {
+                    error,
+                    interrupted,
+                    code,
+                } => Some(match (interrupted, code) {
+                    (true, _) => format!("attempt {} interrupted: {error}", a.n),
+                    (false, Some(code)) => format!("attempt {} ({code}): {error}", a.n),
+                    (false, None) => format!("attempt {}: {error}", a.n),
+                }),
+                _ => None,
+            })
+            .collect(),
+        runs: item
+            .attempts
+            .iter()
+            .filter_map(|a| {
+                a.run.as_ref().map(|run| AttemptRun {
+                    attempt: a.n,
+                    run: run.clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// What a decision reads of a goal: the projection without its work items' views (which
+/// cost what the goal holds, however little changed) — its status and why, the budgets, the
+/// plans, and every item's status ([`Statuses`], kept up to date by a fold that keeps them,
+/// [`Fold::keep_statuses`]). Its fields are the [`Projection`]'s of the same names.
+#[derive(Debug)]
+pub struct Outlook<'f> {
+    /// The goal's status.
+    pub status: Status,
+    /// Why it has that status, and what to do next.
+    pub reason: String,
+    /// Whether ready work may be dispatched now ([`Projection::dispatchable`]).
+    pub dispatchable: bool,
+    /// Work attempts over every generation.
+    pub attempts: Used,
+    /// Charged replans.
+    pub replans: Used,
+    /// Charged adaptations.
+    pub adaptations: Used,
+    /// Items planned by applied replans.
+    pub planned_items: Used,
+    /// Every plan, generation 0's first.
+    pub plans: Vec<PlanView>,
+    /// How consumed replans ended, when one ended without a proposal.
+    pub replan_consumption: Option<Consumption>,
+    /// Who cancelled the goal.
+    pub cancelled: Option<CancelView>,
+    /// Every item's status.
+    pub statuses: std::borrow::Cow<'f, Statuses>,
+}
+
+/// The seconds of wall time the goal has left now.
+fn wall_left(fold: &Fold, file: &GoalFile, now_unix_s: u64) -> u64 {
+    fold.created.as_ref().map_or(0, |c| {
+        (c.created_unix_s + file.limits.max_wall_time_s).saturating_sub(now_unix_s)
+    })
+}
+
+/// Whether a new attempt may start now as far as the goal's budgets go: attempts and wall
+/// time left, and not cancelled.
+pub(crate) fn budget_left(fold: &Fold, file: &GoalFile, now_unix_s: u64) -> bool {
+    fold.attempts_used < file.limits.max_total_attempts
+        && wall_left(fold, file, now_unix_s) > 0
+        && fold.cancelled.is_none()
+}
+
+/// The [`Outlook`] of `fold`: what it costs is the plans', not the items'.
+pub fn outlook<'f>(fold: &'f Fold, inputs: &Inputs<'_>) -> Outlook<'f> {
+    let file = inputs.file;
+    let statuses = fold.statuses(file, inputs.now_unix_s);
+    let max_total = file.limits.max_total_attempts;
+    let wall_left = wall_left(fold, file, inputs.now_unix_s);
+    let root = fold.active_root_index();
+    let root_status = root.map(|r| statuses.status(r));
 
     // Plans.
     let plan_status = |p: &Plan| -> &'static str {
@@ -993,20 +1127,22 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
         .zip(&plans)
         .rev()
         .find(|(p, _)| p.kind == "replan");
-    let any = |s: WorkStatus| active.iter().any(|&i| status[i] == s);
-    let goal_id = created.map_or("GOAL", |c| c.goal.as_str());
-    let stuck = match root {
-        Some(r) => describe_stuck(fold, &status, r, max_attempts(&fold.items[r])),
+    let goal_id = fold.goal_id();
+    let stuck = || match root {
+        Some(r) => describe_stuck(fold, &statuses, r),
         None => "generation 0 is not materialized yet".to_owned(),
     };
     let waiting_plan = plans
         .iter()
         .any(|v| matches!(v.status, "in-progress" | "awaiting-review" | "approved"));
+    let succeeded = root_status == Some(WorkStatus::Succeeded);
+    let ready = statuses.ready_count();
+    let running = statuses.active_running();
     let dispatchable = fold.cancelled.is_none()
         && fold.generation.is_some()
         && !waiting_plan
-        && !root.is_some_and(|r| status[r] == WorkStatus::Succeeded)
-        && any(WorkStatus::Ready);
+        && !succeeded
+        && ready > 0;
     let (status_now, reason) = if let Some((c, at)) = &fold.cancelled {
         (
             Status::Cancelled,
@@ -1018,20 +1154,16 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
                     .map_or(String::new(), |r| format!(": {r}"))
             ),
         )
-    } else if root.is_some_and(|r| status[r] == WorkStatus::Succeeded) {
-        let r = root.map(root_ref).map_or_else(String::new, |r| r.key);
+    } else if let Some(r) = root.filter(|_| succeeded) {
+        let r = fold.root_ref(r).key;
         (Status::Succeeded, format!("the root `{r}` succeeded"))
     } else if let Some(v) = plans.iter().find(|v| v.status == "in-progress") {
         (Status::Running, format!("replan {} is in progress", v.id))
-    } else if any(WorkStatus::Running) {
-        let n = active
-            .iter()
-            .filter(|&&i| status[i] == WorkStatus::Running)
-            .count();
+    } else if running > 0 {
         (
             Status::Running,
             format!(
-                "{n} work item(s) running; report them with `lwirc goal report {goal_id} WORK succeeded|failed`"
+                "{running} work item(s) running; report them with `lwirc goal report {goal_id} WORK succeeded|failed`"
             ),
         )
     } else if fold.generation.is_none() {
@@ -1056,14 +1188,10 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
             )
         };
         (Status::AwaitingReview, what)
-    } else if any(WorkStatus::Ready) {
-        let n = active
-            .iter()
-            .filter(|&&i| status[i] == WorkStatus::Ready)
-            .count();
+    } else if ready > 0 {
         (
             Status::Ready,
-            format!("{n} work item(s) ready; `lwirc goal next {goal_id}` lists them"),
+            format!("{ready} work item(s) ready; `lwirc goal next {goal_id}` lists them"),
         )
     } else {
         let cause = if replanning.is_none() {
@@ -1103,10 +1231,13 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
             ),
             (None, None) => (
                 Status::Eligible,
-                format!("{stuck}; `lwirc goal replan {goal_id} --planner CMD` asks for a new plan"),
+                format!(
+                    "{}; `lwirc goal replan {goal_id} --planner CMD` asks for a new plan",
+                    stuck()
+                ),
             ),
             (Some(cause), _) => {
-                let mut reason = format!("{stuck}, and {cause}");
+                let mut reason = format!("{}, and {cause}", stuck());
                 if let Some((p, v)) = latest {
                     let own = v
                         .reason
@@ -1128,36 +1259,10 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
             }
         }
     };
-
-    let generations = fold
-        .plans
-        .iter()
-        .filter(|p| p.state == PlanState::Applied)
-        .filter_map(|p| {
-            let root = fold
-                .items
-                .iter()
-                .position(|i| i.spec.plan == p.id && i.spec.root)?;
-            Some(GenerationView {
-                generation: fold.items[root].spec.generation,
-                plan: p.id.clone(),
-                root: root_ref(root),
-            })
-        })
-        .collect();
-    Projection {
-        goal: goal_id.to_owned(),
-        name: file.goal.clone(),
-        objective: file.objective.clone(),
+    Outlook {
         status: status_now,
-        dispatchable,
         reason,
-        generation: fold.generation.unwrap_or(0),
-        active_root: root.map(root_ref),
-        work,
-        governed_work_ids: fold.items.iter().map(|i| i.spec.work.clone()).collect(),
-        governed_work: governed,
-        generations,
+        dispatchable,
         attempts: Used {
             used: fold.attempts_used,
             max: max_total,
@@ -1181,28 +1286,26 @@ fn projected(fold: &Fold, inputs: &Inputs<'_>, lean: bool) -> Projection {
             at: at.clone(),
             reason: c.reason.clone(),
         }),
-        created_at: fold.created_at.clone(),
-        seq: fold.last_seq,
-        fingerprint: String::new(),
+        statuses,
     }
 }
 
 /// Why the active generation cannot go on, from its root.
-fn describe_stuck(fold: &Fold, status: &[WorkStatus], root: usize, max: u32) -> String {
+fn describe_stuck(fold: &Fold, statuses: &Statuses, root: usize) -> String {
     let item = &fold.items[root];
     let key = &item.spec.key;
-    match status[root] {
+    match statuses.status(root) {
         WorkStatus::Failed => format!(
-            "the root `{key}` failed after {} of {max} attempt(s){}",
+            "the root `{key}` failed after {} of {} attempt(s){}",
             item.attempts.len(),
+            statuses.max_attempts(root),
             item.last_error()
                 .map_or(String::new(), |e| format!(" (last error: {e})"))
         ),
         WorkStatus::Blocked => {
-            let failed = fold
+            let failed = statuses
                 .active()
-                .into_iter()
-                .find(|&i| status[i] == WorkStatus::Failed)
+                .find(|&i| statuses.status(i) == WorkStatus::Failed)
                 .map(|i| fold.items[i].spec.key.clone())
                 .unwrap_or_default();
             format!("the root `{key}` is blocked: `{failed}` failed for good")
@@ -1219,7 +1322,76 @@ fn fingerprint(projection: &Projection) -> String {
         object.remove("fingerprint");
         object.remove("seq");
     }
+    let mut hash = std::io::BufWriter::with_capacity(64 << 10, HashWriter(sha2::Sha256::default()));
+    if write_canonical(&value, &mut hash).is_ok()
+        && let Ok(hash) = hash.into_inner()
+    {
+        return lwir_spec::digest::prefixed(hash.0);
+    }
+    // A number the short writer does not spell as RFC 8785 does (none the projection has):
+    // the canonical form made by reading the JSON back.
     let bytes = serde_json::to_vec(&value).unwrap_or_default();
     let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
     lwir_spec::canon::sha256_of(&canonical)
+}
+
+/// Bytes written straight into a SHA-256.
+struct HashWriter(sha2::Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes the RFC 8785 canonical form of `value` (what [`lwir_spec::canon::canonicalize`]
+/// makes of its JSON) without reading it back: members sorted by their keys' UTF-16 code
+/// units, no whitespace, strings escaped as serde_json escapes them (only `"`, `\` and the
+/// controls, as `\b \t \n \f \r` or lowercase `\u00xx`: JCS's escapes). An error for a
+/// number that is not an integer of at most 2^53 in magnitude, which JCS would spell from
+/// its double (the caller then canonicalizes the long way).
+fn write_canonical(
+    value: &serde_json::Value,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    use serde_json::Value;
+    const EXACT: u64 = 1 << 53;
+    match value {
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) if u <= EXACT => write!(out, "{u}"),
+            (_, Some(i)) if i.unsigned_abs() <= EXACT => write!(out, "{i}"),
+            _ => Err(std::io::Error::other("a number JCS spells from its double")),
+        },
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        Value::Object(members) => {
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.write_all(b"{")?;
+            for (i, (key, member)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_canonical(member, out)?;
+            }
+            out.write_all(b"}")
+        }
+        // null, booleans and strings: serde_json's spelling is JCS's.
+        other => serde_json::to_writer(out, other).map_err(std::io::Error::other),
+    }
 }

@@ -149,6 +149,44 @@ struct Flight {
     generation: u32,
 }
 
+/// A report's outcome in a decision: the index of its event among those to append, or why
+/// it was not decided.
+type Decided = Result<usize, GoalError>;
+
+/// Each outcome with its event among `events` (those appended).
+fn resolve(
+    outcomes: Vec<Decided>,
+    events: &[lwir_repair::events::Event],
+) -> Vec<Result<lwir_repair::events::Event, GoalError>> {
+    outcomes
+        .into_iter()
+        .map(|o| {
+            o.and_then(|i| {
+                events
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| GoalError::Internal("an event decided was not appended".into()))
+            })
+        })
+        .collect()
+}
+
+/// The reports of `answered`, to decide.
+fn reports_of(answered: &[Answered]) -> Vec<(&str, &Report, Option<&str>)> {
+    answered
+        .iter()
+        .map(|a| (a.done.work.as_str(), &a.report, a.run.as_deref()))
+        .collect()
+}
+
+/// A runner's answer, read: what to record of it.
+struct Answered {
+    done: Done,
+    flight: Option<Flight>,
+    report: Report,
+    run: Option<String>,
+}
+
 /// One goal being driven.
 pub struct Driver<'g> {
     goals: &'g Goals<'g>,
@@ -169,6 +207,18 @@ pub struct Driver<'g> {
     /// events appended since ([`Goals::refresh`]), and the driver's own appends are folded
     /// as they are made. Only the driver holding the run lock keeps one.
     held: Option<Held>,
+    /// Events decided and folded into the held goal in this step, to append in one write
+    /// ([`Driver::commit`]), and the seq of the last event of the log they follow.
+    pending: Vec<GoalEvent>,
+    pending_from: u64,
+    /// Runners' answers `goal run` took in, to record with the next step's decision (in its
+    /// write): a goal that does not adapt records an attempt's end and starts the work it
+    /// frees in one write ([`Driver::stage_all`]).
+    staged: Vec<Answered>,
+    /// The seq the last checkpoint this driver stored covers (0: none yet): it stores one
+    /// as readers do ([`crate::checkpoint::due`]), so that a driver killed leaves one near
+    /// the log's end.
+    kept: u64,
     report: RunReport,
 }
 
@@ -194,6 +244,10 @@ impl<'g> Driver<'g> {
             aborted: false,
             seen: None,
             held: None,
+            pending: Vec::new(),
+            pending_from: 0,
+            staged: Vec::new(),
+            kept: 0,
             report: RunReport {
                 goal: id.to_owned(),
                 status: Status::Running,
@@ -224,6 +278,8 @@ impl<'g> Driver<'g> {
         // The whole log, once, when the run lock is taken: every chain hash is checked by
         // each driver; from then on it reads only what follows.
         let held = self.goals.load_held(&self.id, false)?;
+        // (Stored as the whole log was read, when it was due.)
+        self.kept = held.loaded.fold.last_seq;
         self.catalog = held.loaded.catalog.clone();
         self.interrupt_lost(&held.loaded, observer)?;
         self.held = Some(held);
@@ -233,39 +289,123 @@ impl<'g> Driver<'g> {
     /// The goal now: the held one brought up to date (only what was appended since it was
     /// read is read), or read whole when none is held.
     fn look(&mut self) -> Result<&Held, GoalError> {
-        let held = match self.held.take() {
+        let mut held = match self.held.take() {
             Some(held) => self.goals.refresh(held)?,
             None => self.goals.load_held(&self.id, true)?,
         };
+        held.loaded
+            .fold
+            .keep_statuses(&held.loaded.file, (self.goals.now)());
+        if let Some(position) = &held.position {
+            let fold = &held.loaded.fold;
+            let since = fold.last_seq.saturating_sub(self.kept);
+            if crate::checkpoint::due(since, fold) {
+                self.goals.keep(&self.id, fold, position);
+                self.kept = fold.last_seq;
+            }
+        }
         Ok(self.held.insert(held))
     }
 
-    /// [`Goals::report`] on the held goal: decided on it brought up to date, and the event
-    /// appended folded into it.
-    fn report_held(
+    /// [`Goals::report`] of several reports on the held goal, brought up to date: each decided
+    /// on it as the ones before it leave it, and every event decided appended in one write (one fsync)
+    /// — a driver's whole decision is as durable as one append, and costs one. One result per
+    /// report, in order: its event, or why it was refused; after an error that is not a
+    /// refusal, the reports left are not decided (their error says so).
+    fn report_all(
         &mut self,
-        work: &str,
-        report: &Report,
-        run: Option<&str>,
-    ) -> Result<lwir_repair::events::Event, GoalError> {
+        reports: &[(&str, &Report, Option<&str>)],
+    ) -> Result<Vec<Result<lwir_repair::events::Event, GoalError>>, GoalError> {
         for _ in 0..crate::goal::MAX_CONFLICTS {
             self.look()?;
-            let Some(held) = self.held.as_mut() else {
+            if self.held.is_none() {
                 continue;
-            };
-            match self.goals.report_on(&held.loaded, work, report, run) {
-                Ok(event) => {
-                    if held.appended(&event).is_err() {
-                        // Folded as the log will be read: the next look reads it whole.
-                        self.held = None;
-                    }
-                    return Ok(event);
-                }
-                Err(GoalError::Store(StoreError::Conflict { .. })) => continue,
-                Err(e) => return Err(e),
+            }
+            let outcomes = self.decide(reports);
+            match self.commit() {
+                Ok(events) => return Ok(resolve(outcomes, &events)),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
             }
         }
         Err(crate::goal::busy(&self.id))
+    }
+
+    /// Decides `reports` in order on the held goal, each folded into it (and kept among the
+    /// events to append, [`Driver::commit`]) before the next is decided. Each report's
+    /// outcome: the index of its event among those to append, or why it was refused; after
+    /// an error that is not a refusal, the reports left are not decided (their error says so).
+    fn decide(&mut self, reports: &[(&str, &Report, Option<&str>)]) -> Vec<Decided> {
+        let mut outcomes: Vec<Decided> = Vec::with_capacity(reports.len());
+        let Some(held) = self.held.as_mut() else {
+            return reports
+                .iter()
+                .map(|_| Err(crate::goal::busy(&self.id)))
+                .collect();
+        };
+        if self.pending.is_empty() {
+            self.pending_from = held.loaded.fold.last_seq;
+        }
+        for &(work, report, run) in reports {
+            if outcomes
+                .iter()
+                .any(|o| matches!(o, Err(e) if !matches!(e, GoalError::Refused(_))))
+            {
+                outcomes.push(Err(GoalError::Internal(format!(
+                    "`{work}` was not recorded: an earlier report of the same decision failed"
+                ))));
+                continue;
+            }
+            match self.goals.report_event(&held.loaded, work, report, run) {
+                Ok(decided) => {
+                    // Folded now, so that the next report is decided on the goal as this one
+                    // leaves it (a work event's fold does not read its time).
+                    let event = lwir_repair::events::Event {
+                        seq: held.loaded.fold.last_seq + 1,
+                        time: String::new(),
+                        event: decided.name().to_owned(),
+                        data: decided.data(),
+                    };
+                    if let Err(detail) = held.loaded.fold.apply_event(&event) {
+                        outcomes.push(Err(GoalError::Damaged {
+                            goal: self.id.clone(),
+                            detail,
+                        }));
+                        continue;
+                    }
+                    outcomes.push(Ok(self.pending.len()));
+                    self.pending.push(decided);
+                }
+                Err(e) => outcomes.push(Err(e)),
+            }
+        }
+        outcomes
+    }
+
+    /// Appends the events [`Driver::decide`] folded, in one write (one fsync), if the log
+    /// is still as it was read; the events appended. On any error nothing is appended and
+    /// the held goal, which folded them, is let go (the next look reads it whole).
+    fn commit(&mut self) -> Result<Vec<lwir_repair::events::Event>, StoreError> {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        match self
+            .goals
+            .store
+            .append_all(&self.id, &pending, self.pending_from)
+        {
+            Ok(events) => {
+                if let Some(held) = self.held.as_mut() {
+                    held.own.extend(events.iter().cloned());
+                }
+                Ok(events)
+            }
+            Err(e) => {
+                self.held = None;
+                Err(e)
+            }
+        }
     }
 
     /// Records as interrupted every attempt dispatched to a runner that no runner of this
@@ -278,11 +418,13 @@ impl<'g> Driver<'g> {
         observer: &mut dyn Observer,
     ) -> Result<bool, GoalError> {
         let mut any = false;
-        for item in &loaded.fold.items {
+        for i in loaded.fold.running_items() {
+            let item = &loaded.fold.items[i];
             for a in &item.attempts {
                 if a.state != AttemptState::Running
                     || !a.dispatched
                     || self.inflight.contains_key(&item.spec.work)
+                    || self.staged.iter().any(|s| s.done.work == item.spec.work)
                 {
                     continue;
                 }
@@ -325,22 +467,35 @@ impl<'g> Driver<'g> {
             return Ok(Step::Acted);
         };
         let lost = self.interrupt_lost(&held.loaded, observer);
-        let held = self.held.insert(held);
+        self.held = Some(held);
         if lost? {
             return Ok(Step::Acted);
         }
+        // The staged answers first: what follows is decided on the goal as their ends leave
+        // it, and appended with them.
+        let staged = std::mem::take(&mut self.staged);
+        let outcomes = self.decide(&reports_of(&staged));
+        let staged = (staged, outcomes);
+        let Some(held) = self.held.as_ref() else {
+            return Ok(Step::Acted);
+        };
         if let Some(trigger) = self.ended.take()
             && self.goals.adaptation_due(&held.loaded, &trigger).is_none()
         {
+            if self.settle(staged, observer)?.is_none() {
+                return Ok(Step::Acted);
+            }
             return Ok(Step::Adapt(trigger));
         }
-        let projection = self.goals.view(&held.loaded);
+        let (status, reason, dispatchable) = {
+            let outlook = self.goals.outlook(&held.loaded);
+            (outlook.status, outlook.reason, outlook.dispatchable)
+        };
         self.seen = Some(held.position.clone());
-        self.report.status = projection.status;
-        self.report.reason = projection.reason;
-        let status = projection.status;
+        self.report.status = status;
+        self.report.reason = reason;
         let wait_or_stop = |busy: bool| if busy { Step::Wait } else { Step::Stop };
-        Ok(match status {
+        let step = match status {
             Status::Succeeded
             | Status::Cancelled
             | Status::Exhausted
@@ -349,34 +504,51 @@ impl<'g> Driver<'g> {
             Status::Eligible if self.busy() => Step::Wait,
             Status::Eligible => Step::Replan,
             // Ready work starts now, also beside work that runs (not after the batch).
-            Status::Ready | Status::Running if projection.dispatchable => {
-                if self.dispatch(scope, runner, done, observer)? {
+            Status::Ready | Status::Running if dispatchable => {
+                return Ok(if self.dispatch(scope, runner, done, staged, observer)? {
                     Step::Acted
                 } else {
                     Step::Wait
-                }
+                });
             }
             Status::Ready | Status::Running => Step::Wait,
+        };
+        Ok(match self.settle(staged, observer)? {
+            Some(_) => step,
+            None => Step::Acted,
         })
     }
 
-    /// Dispatches every item `goal next` gives; whether anything happened.
+    /// Dispatches every item `goal next` gives, in the write of the `staged` answers
+    /// decided before it; whether anything happened.
     fn dispatch<'scope, 'env>(
         &mut self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
         runner: &'env dyn Runner,
         done: &Sender<Done>,
+        staged: (Vec<Answered>, Vec<Decided>),
         observer: &mut dyn Observer,
     ) -> Result<bool, GoalError>
     where
         'g: 'env,
     {
-        let (ready, unresolved) = match &self.held {
-            Some(held) => self.goals.next_on(&held.loaded)?,
-            None => self.goals.next(&self.id)?,
+        let acted = !staged.0.is_empty();
+        let next = match &self.held {
+            Some(held) => self.goals.next_on(&held.loaded),
+            None => return Ok(self.settle(staged, observer)?.is_none() || acted),
         };
-        let mut acted = false;
-        for u in unresolved {
+        let (ready, unresolved) = match next {
+            Ok(next) => next,
+            Err(e) => {
+                self.settle(staged, observer)?;
+                return Err(e);
+            }
+        };
+        // Every event of this decision — the failures of what cannot run, the starts of what
+        // can — decided in order and appended in one write.
+        let mut reports: Vec<(String, Report)> = Vec::new();
+        let mut messages: Vec<Option<String>> = Vec::new();
+        for u in &unresolved {
             let message = format!("its input cannot be resolved: {}", u.error);
             let report = match u.code {
                 Some(code) => Report::FailedWith {
@@ -385,7 +557,59 @@ impl<'g> Driver<'g> {
                 },
                 None => Report::Failed(message.clone()),
             };
-            if self.report_held(&u.id, &report, None).is_ok() {
+            reports.push((u.id.clone(), report));
+            messages.push(Some(message));
+        }
+        let mut starting = Vec::new();
+        let mut unreadable = None;
+        for d in ready {
+            if self.inflight.contains_key(&d.id) {
+                continue;
+            }
+            match self.goals.templates.template(&d.version) {
+                Ok(t) if t.version == d.version => {
+                    reports.push((d.id.clone(), Report::Dispatched));
+                    messages.push(None);
+                    starting.push((d, Some(t.lwir)));
+                }
+                Ok(_) | Err(TemplateError::Corrupt { .. }) => {
+                    // Code that does not hash to its version never runs.
+                    let message = format!(
+                        "template `{}` ({}) no longer verifies in the registry; nothing was run",
+                        d.template, d.version
+                    );
+                    reports.push((
+                        d.id.clone(),
+                        Report::FailedWith {
+                            code: Code::TemplateDigestMismatch,
+                            message: message.clone(),
+                        },
+                    ));
+                    messages.push(Some(message));
+                    starting.push((d, None));
+                }
+                Err(e) => {
+                    // What was decided before it is still recorded and run.
+                    unreadable = Some(GoalError::from(e));
+                    break;
+                }
+            }
+        }
+        let batch: Vec<(&str, &Report, Option<&str>)> = reports
+            .iter()
+            .map(|(work, report)| (work.as_str(), report, None))
+            .collect();
+        let outcomes = self.decide(&batch);
+        let Some(events) = self.settle(staged, observer)? else {
+            // Nothing was appended (the log changed meanwhile): decided again next step.
+            return Ok(true);
+        };
+        let mut results = resolve(outcomes, &events).into_iter();
+        let mut acted = acted;
+        let mut messages = messages.into_iter();
+        for u in &unresolved {
+            let message = messages.next().flatten().unwrap_or_default();
+            if results.next().is_some_and(|r| r.is_ok()) {
                 acted = true;
                 self.report.failed += 1;
                 observer.progress(
@@ -401,48 +625,42 @@ impl<'g> Driver<'g> {
                 );
             }
         }
-        for d in ready {
-            if self.inflight.contains_key(&d.id) {
-                continue;
-            }
-            let lwir = match self.goals.templates.template(&d.version) {
-                Ok(t) if t.version == d.version => t.lwir,
-                Ok(_) | Err(TemplateError::Corrupt { .. }) => {
-                    // Code that does not hash to its version never runs.
-                    let message = format!(
-                        "template `{}` ({}) no longer verifies in the registry; nothing was run",
-                        d.template, d.version
-                    );
-                    self.report_held(
-                        &d.id,
-                        &Report::FailedWith {
-                            code: Code::TemplateDigestMismatch,
-                            message: message.clone(),
-                        },
-                        None,
-                    )?;
-                    self.report.failed += 1;
-                    observer.progress(
-                        &self.id,
-                        Progress::Finished {
-                            work: &d.id,
-                            key: &d.key,
-                            attempt: d.attempt,
-                            succeeded: false,
-                            error: Some(&message),
-                            run: None,
-                        },
-                    );
-                    acted = true;
+        // The first error of the decision, returned once every start it recorded runs.
+        let mut failed = None;
+        for (d, lwir) in starting {
+            let message = messages.next().flatten();
+            let result = results
+                .next()
+                .unwrap_or_else(|| Err(crate::goal::busy(&self.id)));
+            let Some(lwir) = lwir else {
+                if let Err(e) = result {
+                    failed.get_or_insert(e);
                     continue;
                 }
-                Err(e) => return Err(e.into()),
+                self.report.failed += 1;
+                observer.progress(
+                    &self.id,
+                    Progress::Finished {
+                        work: &d.id,
+                        key: &d.key,
+                        attempt: d.attempt,
+                        succeeded: false,
+                        error: message.as_deref(),
+                        run: None,
+                    },
+                );
+                acted = true;
+                continue;
             };
-            let event = match self.report_held(&d.id, &Report::Dispatched, None) {
+            let event = match result {
                 Ok(event) => event,
                 // Someone else started it, or max_parallel filled meanwhile.
                 Err(GoalError::Refused(_)) => continue,
-                Err(e) => return Err(e),
+                // The starts after it in the same write are run all the same.
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    continue;
+                }
             };
             let attempt = event
                 .data
@@ -523,110 +741,268 @@ impl<'g> Driver<'g> {
             );
             acted = true;
         }
-        Ok(acted)
+        match failed.or(unreadable) {
+            Some(e) => Err(e),
+            None => Ok(acted),
+        }
     }
 
     /// Records what a runner answered for one of this driver's attempts.
     pub fn record(&mut self, done: Done, observer: &mut dyn Observer) -> Result<(), GoalError> {
-        let flight = self.inflight.remove(&done.work);
-        if self.aborted {
-            self.goals.interrupt(
-                &self.id,
-                &done.work,
-                done.attempt,
-                "its runner was stopped: `goal serve` was shutting down",
-            )?;
-            self.report.interrupted += 1;
-            observer.progress(
-                &self.id,
-                Progress::Interrupted {
-                    work: &done.work,
-                    attempt: done.attempt,
-                },
-            );
+        self.record_all(vec![done], observer)
+    }
+
+    /// Records what runners answered for several of this driver's attempts, in one write
+    /// (one fsync). The first error, once every answer that could be recorded is.
+    pub fn record_all(
+        &mut self,
+        dones: Vec<Done>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), GoalError> {
+        let (answered, failed) = self.answers(dones, observer);
+        let recorded = self.record_answered(answered, observer);
+        failed.map_or(recorded, Err)
+    }
+
+    /// What `goal run` does with the answers that came while it was busy: staged, to be
+    /// recorded in the write of the next [`Driver::step`] with the work their ends free —
+    /// unless the goal may adapt to an attempt's end (which is then decided first), or the
+    /// runners were stopped: then recorded now ([`Driver::record_all`]).
+    pub fn stage_all(
+        &mut self,
+        dones: Vec<Done>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), GoalError> {
+        let adapts = self.held.as_ref().is_none_or(|held| {
+            held.loaded
+                .file
+                .replanning
+                .as_ref()
+                .is_some_and(|r| r.adaptation_mode() != crate::file::Adaptation::Off)
+        });
+        if adapts || self.aborted {
+            return self.record_all(dones, observer);
+        }
+        let (answered, failed) = self.answers(dones, observer);
+        self.staged.extend(answered);
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Records the answers still staged ([`Driver::stage_all`]).
+    pub fn flush(&mut self, observer: &mut dyn Observer) -> Result<(), GoalError> {
+        let staged = std::mem::take(&mut self.staged);
+        self.record_answered(staged, observer)
+    }
+
+    /// Records `answered` in one write.
+    fn record_answered(
+        &mut self,
+        answered: Vec<Answered>,
+        observer: &mut dyn Observer,
+    ) -> Result<(), GoalError> {
+        if answered.is_empty() {
             return Ok(());
         }
-        let mut run = None;
-        let report = match done.result {
-            Err(f) => Report::FailedWith {
-                code: f.code,
-                message: f.message,
-            },
-            Ok(bytes) => match runner::read_answer(&bytes) {
-                Err(f) => Report::FailedWith {
-                    code: f.code,
-                    message: f.message,
-                },
-                Ok((answer, named)) => {
-                    run = named;
-                    match answer {
-                        Answer::Failed(error) => Report::Failed(error),
-                        Answer::Succeeded(output) => {
-                            let template = flight.as_ref().map_or("", |f| f.template.as_str());
-                            match self.goals.check_output(
-                                &self.id,
-                                &self.catalog,
-                                template,
-                                &output,
-                            ) {
-                                Ok(()) => Report::Succeeded(output),
-                                Err(GoalError::Refused(message)) => Report::FailedWith {
-                                    code: Code::WorkOutputMismatch,
-                                    message,
-                                },
-                                Err(e) => return Err(e),
-                            }
-                        }
-                    }
+        let batch = reports_of(&answered);
+        let results = self.report_all(&batch)?;
+        self.finished(answered, results, observer)
+            .map_or(Ok(()), Err)
+    }
+
+    /// The answers `dones` read (what to record of each), and the first error; an answer
+    /// that came after the runners were stopped is recorded as an interruption now.
+    fn answers(
+        &mut self,
+        dones: Vec<Done>,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Answered>, Option<GoalError>) {
+        let mut answered = Vec::with_capacity(dones.len());
+        let mut failed = None;
+        for done in dones {
+            let flight = self.inflight.remove(&done.work);
+            if self.aborted {
+                if let Err(e) = self.goals.interrupt(
+                    &self.id,
+                    &done.work,
+                    done.attempt,
+                    "its runner was stopped: `goal serve` was shutting down",
+                ) {
+                    failed.get_or_insert(e);
+                    continue;
                 }
-            },
-        };
-        let (succeeded, error) = match &report {
-            Report::Succeeded(_) => (true, None),
-            Report::Failed(e) | Report::FailedWith { message: e, .. } => (false, Some(e.clone())),
-            Report::Started | Report::Dispatched => (false, None),
-        };
-        match self.report_held(&done.work, &report, run.as_deref()) {
-            Ok(_) => {
-                if self.ended.is_none() {
-                    let generation = flight.as_ref().map(|f| f.generation);
-                    self.ended = Some(crate::adapt::Trigger {
-                        work: done.work.clone(),
-                        key: done.key.clone(),
-                        attempt: done.attempt,
-                        succeeded,
-                        generation: generation.unwrap_or(0),
-                    });
-                }
-                if succeeded {
-                    self.report.succeeded += 1;
-                } else {
-                    self.report.failed += 1;
-                }
+                self.report.interrupted += 1;
                 observer.progress(
                     &self.id,
-                    Progress::Finished {
+                    Progress::Interrupted {
                         work: &done.work,
-                        key: &done.key,
                         attempt: done.attempt,
-                        succeeded,
-                        error: error.as_deref(),
-                        run: run.as_deref(),
                     },
                 );
+                continue;
             }
-            Err(GoalError::Refused(reason)) => {
-                observer.progress(
-                    &self.id,
-                    Progress::NotRecorded {
-                        work: &done.work,
-                        reason: &reason,
-                    },
-                );
+            match self.answer(&done, flight.as_ref()) {
+                Ok((report, run)) => answered.push(Answered {
+                    done,
+                    flight,
+                    report,
+                    run,
+                }),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
             }
-            Err(e) => return Err(e),
         }
-        Ok(())
+        (answered, failed)
+    }
+
+    /// Tells what became of each of `answered` (`results`, in order); the first error that
+    /// is not a refusal.
+    fn finished(
+        &mut self,
+        answered: Vec<Answered>,
+        results: Vec<Result<lwir_repair::events::Event, GoalError>>,
+        observer: &mut dyn Observer,
+    ) -> Option<GoalError> {
+        let mut failed = None;
+        for (
+            Answered {
+                done,
+                flight,
+                report,
+                run,
+            },
+            result,
+        ) in answered.into_iter().zip(results)
+        {
+            let (succeeded, error) = match &report {
+                Report::Succeeded(_) => (true, None),
+                Report::Failed(e) | Report::FailedWith { message: e, .. } => {
+                    (false, Some(e.clone()))
+                }
+                Report::Started | Report::Dispatched => (false, None),
+            };
+            match result {
+                Ok(_) => {
+                    if self.ended.is_none() {
+                        let generation = flight.as_ref().map(|f| f.generation);
+                        self.ended = Some(crate::adapt::Trigger {
+                            work: done.work.clone(),
+                            key: done.key.clone(),
+                            attempt: done.attempt,
+                            succeeded,
+                            generation: generation.unwrap_or(0),
+                        });
+                    }
+                    if succeeded {
+                        self.report.succeeded += 1;
+                    } else {
+                        self.report.failed += 1;
+                    }
+                    observer.progress(
+                        &self.id,
+                        Progress::Finished {
+                            work: &done.work,
+                            key: &done.key,
+                            attempt: done.attempt,
+                            succeeded,
+                            error: error.as_deref(),
+                            run: run.as_deref(),
+                        },
+                    );
+                }
+                Err(GoalError::Refused(reason)) => {
+                    observer.progress(
+                        &self.id,
+                        Progress::NotRecorded {
+                            work: &done.work,
+                            reason: &reason,
+                        },
+                    );
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        failed
+    }
+
+    /// Appends what this step decided — the staged answers `staged`, decided as
+    /// `outcomes`, and whatever was decided after them — and tells what became of the
+    /// answers; the events appended. `None` when the log changed meanwhile: nothing was
+    /// appended, the answers are staged again, and the step is to be taken again.
+    fn settle(
+        &mut self,
+        (staged, outcomes): (Vec<Answered>, Vec<Decided>),
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Vec<lwir_repair::events::Event>>, GoalError> {
+        match self.commit() {
+            Ok(events) => {
+                let results = resolve(outcomes, &events);
+                match self.finished(staged, results, observer) {
+                    Some(e) => Err(e),
+                    None => Ok(Some(events)),
+                }
+            }
+            Err(e) => {
+                self.staged = staged;
+                match e {
+                    StoreError::Conflict { .. } => Ok(None),
+                    e => Err(e.into()),
+                }
+            }
+        }
+    }
+
+    /// What to record of a runner's answer `done` (its attempt in flight `flight`): the
+    /// report, and the run the runner named.
+    fn answer(
+        &self,
+        done: &Done,
+        flight: Option<&Flight>,
+    ) -> Result<(Report, Option<String>), GoalError> {
+        let bytes = match &done.result {
+            Err(f) => {
+                return Ok((
+                    Report::FailedWith {
+                        code: f.code,
+                        message: f.message.clone(),
+                    },
+                    None,
+                ));
+            }
+            Ok(bytes) => bytes,
+        };
+        let (answer, run) = match runner::read_answer(bytes) {
+            Err(f) => {
+                return Ok((
+                    Report::FailedWith {
+                        code: f.code,
+                        message: f.message,
+                    },
+                    None,
+                ));
+            }
+            Ok(read) => read,
+        };
+        let report = match answer {
+            Answer::Failed(error) => Report::Failed(error),
+            Answer::Succeeded(output) => {
+                let template = flight.map_or("", |f| f.template.as_str());
+                match self
+                    .goals
+                    .check_output(&self.id, &self.catalog, template, &output)
+                {
+                    Ok(()) => Report::Succeeded(output),
+                    Err(GoalError::Refused(message)) => Report::FailedWith {
+                        code: Code::WorkOutputMismatch,
+                        message,
+                    },
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        Ok((report, run))
     }
 
     /// Kills the runners in flight (their process groups and every process marked with their
@@ -688,9 +1064,9 @@ impl<'g> Driver<'g> {
         if let Some(position) = &held.position {
             self.goals.keep(&self.id, &held.loaded.fold, position);
         }
-        let projection = self.goals.view(&held.loaded);
-        self.report.status = projection.status;
-        self.report.reason = projection.reason;
+        let outlook = self.goals.outlook(&held.loaded);
+        self.report.status = outlook.status;
+        self.report.reason = outlook.reason;
         Ok(self.report)
     }
 
@@ -753,15 +1129,19 @@ impl Goals<'_> {
         let mut driver = Driver::new(self, id, observer)?;
         let (tx, rx) = std::sync::mpsc::channel::<Done>();
         std::thread::scope(|scope| {
+            // The answers that came meanwhile are recorded together (one write, one fsync).
             let result: Result<(), GoalError> = (|| loop {
-                while let Ok(done) = rx.try_recv() {
-                    driver.record(done, observer)?;
+                let answered: Vec<Done> = rx.try_iter().collect();
+                if !answered.is_empty() {
+                    driver.stage_all(answered, observer)?;
                 }
                 match driver.step(scope, runner, &tx, observer)? {
                     Step::Acted => {}
                     Step::Wait if driver.busy() => {
                         if let Ok(done) = rx.recv() {
-                            driver.record(done, observer)?;
+                            let mut answered = vec![done];
+                            answered.extend(rx.try_iter());
+                            driver.stage_all(answered, observer)?;
                         }
                     }
                     // Nothing of this run's is in flight, and the goal waits for someone
@@ -792,7 +1172,9 @@ impl Goals<'_> {
                     Step::Stop => return Ok(()),
                 }
             })();
-            // Runners still in flight after an error are waited for and recorded.
+            // Answers still staged, and runners still in flight after an error, are
+            // recorded.
+            let flushed = driver.flush(observer);
             while driver.busy() {
                 match rx.recv() {
                     Ok(done) => {
@@ -801,7 +1183,7 @@ impl Goals<'_> {
                     Err(_) => break,
                 }
             }
-            result
+            result.and(flushed)
         })?;
         driver.finish()
     }

@@ -197,21 +197,25 @@ fn last_committed(
         source,
     };
     let len = file.metadata().map_err(io_err)?.len();
-    // The last line break, and the one before it (or the start of the file).
+    // The last line break, and the one before it (or the start of the file): read backwards
+    // in blocks that start at 4 KiB (a line of a goal's log is usually shorter) and grow to
+    // 64 KiB, each scanned only until both are found.
     let mut found: Vec<u64> = Vec::with_capacity(2);
     let mut end = len;
-    let mut block = vec![0; 64 * 1024];
+    let mut block = vec![0; 4 * 1024];
     while found.len() < 2 && end > 0 {
         let start = end.saturating_sub(block.len() as u64);
         let chunk = &mut block[..usize::try_from(end - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start)).map_err(io_err)?;
         file.read_exact(chunk).map_err(io_err)?;
-        for (i, _) in chunk.iter().enumerate().rev().filter(|&(_, &b)| b == b'\n') {
-            if found.len() < 2 {
-                found.push(start + i as u64);
-            }
+        let breaks = chunk.iter().enumerate().rev().filter(|&(_, &b)| b == b'\n');
+        for (i, _) in breaks.take(2 - found.len()) {
+            found.push(start + i as u64);
         }
         end = start;
+        if block.len() < 64 * 1024 {
+            block.resize(block.len() * 2, 0);
+        }
     }
     let Some(&last_newline) = found.first() else {
         return Ok((0, None, 0, len));
