@@ -12,6 +12,8 @@ use lsp_server::{Connection, Message, Notification, Request, RequestId, Response
 use lwir_lsp::{self as lsp, Config, Ended};
 use serde_json::{Value, json};
 
+use crate::common::root as repo;
+
 const WAIT: Duration = Duration::from_secs(20);
 
 struct Client {
@@ -229,15 +231,6 @@ impl Client {
     }
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 fn example(name: &str) -> PathBuf {
     repo().join("examples/issue-triage").join(name)
 }
@@ -389,7 +382,7 @@ fn the_handshake_negotiates_utf8_and_says_what_the_server_does() {
 #[test]
 fn diagnostics_on_open_are_the_ten_findings_of_the_example() {
     let mut client = Client::start(&[], json!({}), false);
-    let (_, u, diagnostics) = client.open_file(&example("draft-with-mistakes.json"));
+    let (_, _, diagnostics) = client.open_file(&example("draft-with-mistakes.json"));
     insta::assert_json_snapshot!("open_draft_with_mistakes", brief(&diagnostics));
     assert_eq!(diagnostics.len(), 10);
     let first = &diagnostics[0];
