@@ -190,6 +190,20 @@ impl Observer for Events {
 }
 
 /// The output of a run that must have succeeded.
+/// The `step.started` events of a run's log, as (step, attempt), in order.
+pub(crate) fn step_starts(events: &[(String, Value)]) -> Vec<(String, u64)> {
+    events
+        .iter()
+        .filter(|(n, _)| n == "step.started")
+        .map(|(_, d)| {
+            (
+                d["step"].as_str().unwrap().to_owned(),
+                d["attempt"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn output(report: &Outcome) -> Value {
     match &report.status {
         lwir_runtime::Status::Succeeded { output } => output.clone(),

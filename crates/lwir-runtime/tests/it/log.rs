@@ -11,7 +11,7 @@ use lwir_runtime::{Continue, RunStore, Runtime, Status};
 use lwir_spec::Code;
 use serde_json::{Value, json};
 
-use crate::common::{Events, Version, definition, output, tool};
+use crate::common::{Events, Version, definition, output, step_starts, tool};
 
 /// A map of `n` tool calls over the input's list, each reading an outer step.
 fn mapped(n: usize) -> (Version, Value) {
@@ -220,16 +220,7 @@ fn retry_runs_only_the_failed_step_and_what_follows() {
         [1, 1, 2, 1]
     );
     let events = v.events(&run);
-    let attempts: Vec<(String, u64)> = events
-        .iter()
-        .filter(|(n, _)| n == "step.started")
-        .map(|(_, d)| {
-            (
-                d["step"].as_str().unwrap().to_owned(),
-                d["attempt"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let attempts = step_starts(&events);
     assert_eq!(
         attempts,
         [

@@ -10,13 +10,32 @@ use lwir_runtime::{MAX_MODEL_ROUNDS, Status};
 use lwir_spec::Code;
 use serde_json::{Value, json};
 
-use crate::common::{Version, definition, failure, output, tool};
+use crate::common::{Version, definition, failure, output, step_starts, tool};
 
 fn obj() -> Value {
     json!({"type": "object"})
 }
 
 /// Steps wait for the steps they read; the workflow's output reads the last.
+/// Asserts that the run failed at (step, code, pointer, keyword); its error message.
+#[track_caller]
+fn fails_at(
+    report: &lwir_runtime::Outcome,
+    at: (Option<&str>, &str, Option<&str>, Option<&str>),
+) -> String {
+    let (step, code, error, pointer, keyword) = failure(report);
+    assert_eq!(
+        (
+            step.as_deref(),
+            code.as_str(),
+            pointer.as_deref(),
+            keyword.as_deref()
+        ),
+        at
+    );
+    error
+}
+
 #[test]
 fn dependencies_order_steps_and_the_output_is_checked() {
     let n = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
@@ -345,15 +364,9 @@ fn values_outside_their_schema_fail_with_pointer_and_keyword() {
         &def,
     );
     let fake = Arc::new(Fake::new().tool_json("t", |_| json!({"ok": "yes"})));
-    let (step, code, error, pointer, keyword) = failure(&v.run(json!({}), &fake));
-    assert_eq!(
-        (
-            step.as_deref(),
-            code.as_str(),
-            pointer.as_deref(),
-            keyword.as_deref()
-        ),
-        (Some("t"), "LW1102", Some("/ok"), Some("type"))
+    let error = fails_at(
+        &v.run(json!({}), &fake),
+        (Some("t"), "LW1102", Some("/ok"), Some("type")),
     );
     assert!(error.contains("the result of tool `t`"), "{error}");
 
@@ -364,15 +377,9 @@ fn values_outside_their_schema_fail_with_pointer_and_keyword() {
         &def,
     );
     let fake = Arc::new(Fake::new().model_text("fast", |_| "{\"label\": \"urgent\"}".into()));
-    let (step, code, error, pointer, keyword) = failure(&v.run(json!({}), &fake));
-    assert_eq!(
-        (
-            step.as_deref(),
-            code.as_str(),
-            pointer.as_deref(),
-            keyword.as_deref()
-        ),
-        (Some("classify"), "LW1102", Some("/label"), Some("enum"))
+    let error = fails_at(
+        &v.run(json!({}), &fake),
+        (Some("classify"), "LW1102", Some("/label"), Some("enum")),
     );
     assert!(error.contains("model slot `fast`"), "{error}");
 
@@ -639,16 +646,7 @@ fn a_map_retry_runs_only_its_failed_items_again() {
     let report = v.run_with(json!({}), &fake, 1, &crate::common::Events::default());
     assert_eq!(output(&report), json!([10, 20, 30, 40]));
     let events = v.events(report.run.as_deref().unwrap());
-    let starts: Vec<(String, u64)> = events
-        .iter()
-        .filter(|(n, _)| n == "step.started")
-        .map(|(_, d)| {
-            (
-                d["step"].as_str().unwrap().to_owned(),
-                d["attempt"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let starts = step_starts(&events);
     // With one slot, items 1 and 2 succeeded before 3 failed; 4 never started in attempt 1.
     assert_eq!(
         starts,

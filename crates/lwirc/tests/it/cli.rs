@@ -1,25 +1,9 @@
 //! Tests of the built `lwirc` binary: exit codes, output formats, standard input.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn example(name: &str) -> String {
-    root()
-        .join("examples/issue-triage")
-        .join(name)
-        .display()
-        .to_string()
-}
+use crate::common::{assert_stderr_has, example, root};
 
 fn lwirc(args: &[&str]) -> Output {
     lwirc_with_stdin(args, None)
@@ -77,11 +61,7 @@ fn draft_with_errors_exits_one() {
 fn unreadable_files_and_bad_usage_exit_two() {
     let out = lwirc(&["validate", "no/such/draft.json", "-d", WORKFLOW]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("cannot read `no/such/draft.json`"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "cannot read `no/such/draft.json`");
     let out = lwirc(&["validate", DRAFT, "-d", "no/such/workflow.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(lwirc(&["validate"]).status.code(), Some(2));

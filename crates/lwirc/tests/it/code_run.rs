@@ -71,14 +71,19 @@ fn run(dir: &Path, version: &str, path: Option<&str>) -> std::process::Output {
     c.output().unwrap()
 }
 
-fn run_log(dir: &Path, err: &str) -> String {
-    let run = err
-        .lines()
+/// The run id, the second word of the first line `lwirc run` writes to standard error.
+fn run_id(err: &str) -> &str {
+    err.lines()
         .next()
         .unwrap()
         .split_whitespace()
         .nth(1)
-        .unwrap();
+        .unwrap()
+}
+
+/// The log of the run `err` names.
+fn run_log(dir: &Path, err: &str) -> String {
+    let run = run_id(err);
     std::fs::read_to_string(dir.join(".lwir/runs").join(run).join("events.jsonl")).unwrap()
 }
 
@@ -110,16 +115,10 @@ fn a_code_run_step_runs_in_the_sandbox_and_replay_does_not_run_it_again() {
     assert!(log.contains(r#""event":"code.started""#), "{log}");
     assert!(log.contains(r#""event":"code.finished""#), "{log}");
     assert!(!log.contains("sk-test-123"));
-    let run = err
-        .lines()
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap();
+    let run = run_id(&err);
     let out = lwirc(d, &["runs", "replay", run]);
     assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+    assert_stdout_has(&out, "no difference");
 }
 
 /// A body that breaks its limits or its schema fails its step with the code and the reason.
@@ -198,11 +197,7 @@ fn without_bubblewrap_code_run_is_refused_naming_it() {
     let mut c = command(d, &["test-code", "/steps/0", &d2]);
     let out = c.env("PATH", "/nonexistent").output().unwrap();
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("apt-get install bubblewrap"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "apt-get install bubblewrap");
 }
 
 /// `lwirc test-code` runs a step's body as a run would: the result and whether it fits;

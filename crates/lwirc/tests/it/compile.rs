@@ -200,11 +200,7 @@ fn a_failing_proposal_keeps_its_last_draft_and_registers_nothing() {
         .output()
         .unwrap();
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("max_planner_calls reached"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "max_planner_calls reached");
     assert!(session.join("last-draft.json").exists());
     assert!(!s.registry().join("versions").exists() || versions_in(&s.registry()).is_empty());
 }
@@ -288,11 +284,7 @@ fn a_killed_session_resumes_with_one_more_planner_call_and_the_same_result() {
         ["2"],
         "exactly one more planner call, the one in flight"
     );
-    assert!(
-        stderr(&out).contains("(replayed) planner call 1"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "(replayed) planner call 1");
 
     // The same log as the uninterrupted run, event for event (times and durations aside).
     assert_eq!(
@@ -381,11 +373,7 @@ fn a_torn_last_line_is_ignored_and_other_damage_refused() {
     std::fs::write(&log_path, &damaged).unwrap();
     let out = s.compile(&session, &["--resume"]).output().unwrap();
     assert_exit(&out, 2);
-    assert!(
-        stderr(&out).contains("damaged at line 4"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "damaged at line 4");
     assert_eq!(std::fs::read_to_string(&log_path).unwrap(), damaged);
 }
 
@@ -401,11 +389,7 @@ fn a_log_that_does_not_match_its_replay_is_refused() {
     std::fs::write(&log_path, &edited).unwrap();
     let out = s.compile(&session, &["--resume"]).output().unwrap();
     assert_exit(&out, 2);
-    assert!(
-        stderr(&out).contains("does not match a replay of this session at event 4"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "does not match a replay of this session at event 4");
 }
 
 #[test]
@@ -415,7 +399,7 @@ fn a_session_directory_is_never_reused_without_resume() {
     assert_exit(&s.compile(&session, &[]).output().unwrap(), 0);
     let out = s.compile(&session, &[]).output().unwrap();
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("--resume"), "{}", stderr(&out));
+    assert_stderr_has(&out, "--resume");
 }
 
 /// A planner that records every call in `calls.txt`, and holds its first call until the file
@@ -544,7 +528,7 @@ fn an_unusable_registry_or_session_directory_fails_before_any_planner_call() {
         let session = s.session("read-only");
         let out = compile(&registry, &session);
         assert_exit(&out, 2);
-        assert!(stderr(&out).contains("cannot write in"), "{}", stderr(&out));
+        assert_stderr_has(&out, "cannot write in");
         assert!(!s.path().join("called").exists(), "the planner was called");
     }
 
@@ -552,7 +536,7 @@ fn an_unusable_registry_or_session_directory_fails_before_any_planner_call() {
     let registry = s.registry().display().to_string();
     let out = compile(&registry, Path::new(&under_file));
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
+    assert_stderr_has(&out, "session log");
     assert!(!s.path().join("called").exists(), "the planner was called");
 }
 

@@ -28,11 +28,7 @@ fn a_clean_definition_validates_on_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let out = lwirc(dir.path(), &["validate", "-d", &example("workflow.json")]);
     assert_exit(&out, 0);
-    assert!(
-        stdout(&out).contains("no problems found"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "no problems found");
 }
 
 #[test]
@@ -89,7 +85,7 @@ fn without_draft_or_definition_validate_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = lwirc(dir.path(), &["validate"]);
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("<DRAFT>"), "{}", stderr(&out));
+    assert_stderr_has(&out, "<DRAFT>");
 }
 
 /// A definition read once gives every draft the findings and version that reading it

@@ -320,11 +320,7 @@ fn unknown_versions_and_unreadable_definitions_fail() {
     .unwrap();
     let out = lwirc(tmp.path(), &["drift", &version, "-d", "broken.json"]);
     assert_exit(&out, 1);
-    assert!(
-        stdout(&out).contains("LW002/duplicate-key"),
-        "{}",
-        stdout(&out)
-    );
+    assert_stdout_has(&out, "LW002/duplicate-key");
     let out = lwirc(tmp.path(), &["drift", &version, "-d", "missing.json"]);
     assert_exit(&out, 2);
 }

@@ -7,14 +7,23 @@
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
+/// Whether `nvim` runs; where not, says the test is skipped (and fails where
+/// `LWIRC_REQUIRE_EDITOR` is set).
+fn nvim_is_on_the_path() -> bool {
     if Command::new("nvim").arg("--version").output().is_err() {
         assert!(
             std::env::var_os("LWIRC_REQUIRE_EDITOR").is_none(),
             "LWIRC_REQUIRE_EDITOR is set but `nvim` is not on the PATH"
         );
         skip_note!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
+    if !nvim_is_on_the_path() {
         return;
     }
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/issue-triage");
@@ -70,12 +79,7 @@ fn neovim_shows_the_findings_and_the_fix_all_leaves_those_without_a_safe_fix() {
 /// findings.
 #[test]
 fn the_guides_neovim_configuration_works_as_written() {
-    if Command::new("nvim").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("LWIRC_REQUIRE_EDITOR").is_none(),
-            "LWIRC_REQUIRE_EDITOR is set but `nvim` is not on the PATH"
-        );
-        skip_note!("skipped: `nvim` is not on the PATH (install Neovim to run this test)");
+    if !nvim_is_on_the_path() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

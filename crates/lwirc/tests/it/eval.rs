@@ -55,5 +55,5 @@ fn an_expression_without_a_value_says_where() {
         &["eval", "[1, 2, 3].map(x, x)", "--budget", "3"],
     );
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("cost budget"), "{}", stderr(&out));
+    assert_stderr_has(&out, "cost budget");
 }

@@ -25,15 +25,26 @@ fn setup(dir: &Path, text: &str) -> (String, String) {
     (path.display().to_string(), definition)
 }
 
+/// `lwirc COMMAND DRAFT -d DEFINITION ARGS…` in `dir`, on `text` written as the draft beside
+/// the example definition: the draft's path, the definition's, and what it did.
+fn on_draft(
+    dir: &Path,
+    text: &str,
+    command: &str,
+    args: &[&str],
+) -> (String, String, std::process::Output) {
+    let (path, definition) = setup(dir, text);
+    let mut all = vec![command, path.as_str(), "-d", definition.as_str()];
+    all.extend_from_slice(args);
+    let out = lwirc(dir, &all);
+    (path, definition, out)
+}
+
 #[test]
 fn fixes_in_place_keeping_every_other_byte() {
     let dir = tempfile::tempdir().unwrap();
     let text = draft("\"open\"");
-    let (path, definition) = setup(dir.path(), &text);
-    let out = lwirc(
-        dir.path(),
-        &["fix", &path, "-d", &definition, "--color", "never"],
-    );
+    let (path, definition, out) = on_draft(dir.path(), &text, "fix", &["--color", "never"]);
     assert_exit(&out, 0);
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
@@ -57,19 +68,7 @@ fn fixes_in_place_keeping_every_other_byte() {
 fn diff_shows_the_fixes_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let text = draft("\"open\"");
-    let (path, definition) = setup(dir.path(), &text);
-    let out = lwirc(
-        dir.path(),
-        &[
-            "fix",
-            &path,
-            "-d",
-            &definition,
-            "--diff",
-            "--color",
-            "never",
-        ],
-    );
+    let (path, _, out) = on_draft(dir.path(), &text, "fix", &["--diff", "--color", "never"]);
     assert_exit(&out, 0);
     let diff = stdout(&out);
     assert!(diff.contains(&format!("--- a/{path}")), "{diff}");
@@ -86,11 +85,7 @@ fn diff_shows_the_fixes_and_writes_nothing() {
         ),
         "{diff}"
     );
-    assert!(
-        stderr(&out).contains("would fix /steps/0/tool: LW301"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "would fix /steps/0/tool: LW301");
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         text,
@@ -103,11 +98,7 @@ fn errors_without_a_certain_fix_remain_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     // `opened` is two edits from `open`: a guess, maybe-incorrect.
     let text = draft("\"opened\"");
-    let (path, definition) = setup(dir.path(), &text);
-    let out = lwirc(
-        dir.path(),
-        &["fix", &path, "-d", &definition, "--color", "never"],
-    );
+    let (path, definition, out) = on_draft(dir.path(), &text, "fix", &["--color", "never"]);
     assert_exit(&out, 1);
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert!(fixed.contains("\"github.list_issues\""), "{fixed}");
@@ -142,18 +133,11 @@ fn errors_without_a_certain_fix_remain_and_exit_1() {
 #[test]
 fn the_json_report_says_what_was_fixed_and_what_remains() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, definition) = setup(dir.path(), &draft("\"opened\""));
-    let out = lwirc(
+    let (_, _, out) = on_draft(
         dir.path(),
-        &[
-            "fix",
-            &path,
-            "-d",
-            &definition,
-            "--diff",
-            "--format",
-            "json",
-        ],
+        &draft("\"opened\""),
+        "fix",
+        &["--diff", "--format", "json"],
     );
     assert_exit(&out, 1);
     let report: Value = serde_json::from_str(&stderr(&out)).unwrap();
@@ -188,14 +172,11 @@ fn standard_input_is_fixed_to_standard_output() {
 #[test]
 fn repair_with_no_planner_calls_needs_no_planner() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, definition) = setup(dir.path(), &draft("\"open\""));
-    let out = lwirc(
+    let (_, _, out) = on_draft(
         dir.path(),
+        &draft("\"open\""),
+        "repair",
         &[
-            "repair",
-            &path,
-            "-d",
-            &definition,
             "--max-planner-calls",
             "0",
             "--format",
@@ -260,12 +241,8 @@ fn a_fix_that_breaks_another_step_is_rolled_back_and_said() {
     // One edit from `github.add_label`, whose output has no `items` for the next step.
     let mut draft = example_draft();
     draft["steps"][0]["tool"] = json!("github.add_labl");
-    let path = write_json(dir.path(), "draft.json", &draft);
-    let definition = write_json(dir.path(), "workflow.json", &example_definition());
-    let out = lwirc(
-        dir.path(),
-        &["fix", &path, "-d", &definition, "--color", "never"],
-    );
+    let text = serde_json::to_string_pretty(&draft).unwrap();
+    let (_, _, out) = on_draft(dir.path(), &text, "fix", &["--color", "never"]);
     assert_exit(&out, 1);
     let printed = stdout(&out);
     assert!(
@@ -287,5 +264,5 @@ fn without_a_definition_only_the_draft_checks_run() {
     // The header is fixed; the tool, which only the definition knows, is not.
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(fixed, text.replace("\"lwir\":1", "\"lwir\":\"1\""));
-    assert!(stdout(&out).contains("LW901"), "{}", stdout(&out));
+    assert_stdout_has(&out, "LW901");
 }

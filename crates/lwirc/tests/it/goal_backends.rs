@@ -441,19 +441,11 @@ fn goals_copy_moves_whole_goals_between_stores() {
             .output()
             .unwrap();
         assert_exit(&out, 0);
-        assert!(
-            stderr(&out).contains("1 copied, 0 already there, 0 problems"),
-            "{}",
-            stderr(&out)
-        );
+        assert_stderr_has(&out, "1 copied, 0 already there, 0 problems");
         let again = command(d, &["goals", "copy", &source.goals, &destination])
             .output()
             .unwrap();
-        assert!(
-            stderr(&again).contains("0 copied, 1 already there"),
-            "{}",
-            stderr(&again)
-        );
+        assert_stderr_has(&again, "0 copied, 1 already there");
         let copied = Backend {
             label: to.label,
             goals: destination.clone(),
@@ -508,7 +500,7 @@ fn a_goal_row_with_a_hostile_name_is_not_a_goal_and_never_printed() {
         .output()
         .unwrap();
         assert_exit(&copy, 0);
-        assert!(stderr(&copy).contains("1 copied"), "{}", stderr(&copy));
+        assert_stderr_has(&copy, "1 copied");
     }
 }
 
@@ -528,11 +520,7 @@ fn a_database_that_accepts_and_never_answers_is_an_error_not_a_wait() {
         .output()
         .unwrap();
     assert_exit(&out, 2);
-    assert!(
-        stderr(&out).contains("did not complete the handshake within 10 s"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "did not complete the handshake within 10 s");
 }
 
 /// A TCP proxy to `upstream` (`HOST:PORT`) that forwards both ways until `freeze` exists,

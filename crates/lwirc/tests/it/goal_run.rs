@@ -407,11 +407,7 @@ fn two_goal_runs_of_one_goal_do_not_both_drive_it() {
     }
     let second = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
     assert_exit(&second, 1);
-    assert!(
-        stderr(&second).contains("another `lwirc goal run`"),
-        "{}",
-        stderr(&second)
-    );
+    assert_stderr_has(&second, "another `lwirc goal run`");
     assert!(first.wait().unwrap().success());
     assert_eq!(show(d, &goal)["attempts"]["used"], 2);
 }
@@ -444,11 +440,10 @@ fn the_example_runs_with_goal_run() {
         ],
     );
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("awaiting-review"), "{}", stdout(&out));
-    assert!(
-        stderr(&out).contains("triage: attempt 2 failed: GitHub API rate limited again"),
-        "{}",
-        stderr(&out)
+    assert_stdout_has(&out, "awaiting-review");
+    assert_stderr_has(
+        &out,
+        "triage: attempt 2 failed: GitHub API rate limited again",
     );
     assert_exit(&lwirc(d, &["goal", "approve", "triage-acme-w49", "p1"]), 0);
     let out = lwirc(d, &["goal", "run", "triage-acme-w49", "--runner", &runner]);
@@ -484,7 +479,7 @@ fn goal_run_does_not_wait_without_end_for_work_it_did_not_start() {
         "{:?}",
         begun.elapsed()
     );
-    assert!(stdout(&out).contains("running"), "{}", stdout(&out));
+    assert_stdout_has(&out, "running");
     assert_eq!(
         show(d, &goal)["attempts"]["used"],
         1,
@@ -509,7 +504,7 @@ fn a_runners_hostile_error_text_never_reaches_the_terminal_raw() {
     );
     let out = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("boom"), "{}", stderr(&out));
+    assert_stderr_has(&out, "boom");
     assert!(
         !stderr(&out).contains('\u{1b}') && !stdout(&out).contains('\u{1b}'),
         "{:?}",

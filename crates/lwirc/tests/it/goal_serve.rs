@@ -39,6 +39,15 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
+/// A runner script in `d` whose every attempt succeeds with the summary `s`.
+fn succeeding_runner(d: &Path) -> String {
+    script(
+        d,
+        "ok.sh",
+        "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
+    )
+}
+
 #[test]
 fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     let dir = setup();
@@ -70,11 +79,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
             l = log.display()
         ),
     );
-    let runner = script(
-        d,
-        "ok.sh",
-        "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
-    );
+    let runner = succeeding_runner(d);
     let mut serve = command(
         d,
         &[
@@ -154,7 +159,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     // Nothing holds a goal any more: a `goal run` can take one.
     let out = lwirc(d, &["goal", "run", &goals[1], "--runner", &runner]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("awaiting-review"), "{}", stdout(&out));
+    assert_stdout_has(&out, "awaiting-review");
 }
 
 #[test]
@@ -320,11 +325,7 @@ fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() 
         "planner.sh",
         &format!("touch {}; exit 1", called.display()),
     );
-    let runner = script(
-        d,
-        "ok.sh",
-        "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
-    );
+    let runner = succeeding_runner(d);
     let mut serve = command(
         d,
         &[

@@ -80,21 +80,13 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
     );
     let over = report(d, &goal, "triage", &["started"]);
     assert_exit(&over, 1);
-    assert!(
-        stderr(&over).contains("2 of 2 attempt"),
-        "{}",
-        stderr(&over)
-    );
+    assert_stderr_has(&over, "2 of 2 attempt");
     assert_eq!(show(d, &goal)["status"], "eligible");
 
     let replan = lwirc(d, &["goal", "replan", &goal, "--planner", &planner()]);
     assert_exit(&replan, 0);
     assert_eq!(stdout(&replan).trim(), "p1");
-    assert!(
-        stderr(&replan).contains("waits for review"),
-        "{}",
-        stderr(&replan)
-    );
+    assert_stderr_has(&replan, "waits for review");
     assert_eq!(show(d, &goal)["status"], "awaiting-review");
 
     assert_exit(
@@ -441,11 +433,7 @@ fn hostile_planner_text_never_reaches_the_terminal_raw() {
     assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
     let human = lwirc(d, &["goal", "show", &goal]);
     assert!(!stdout(&human).contains('\u{1b}'));
-    assert!(
-        stdout(&human).contains("status: attention"),
-        "{}",
-        stdout(&human)
-    );
+    assert_stdout_has(&human, "status: attention");
     let retry = lwirc(d, &["goal", "retry", &goal, "p1"]);
     assert_exit(&retry, 0);
     assert_eq!(show(d, &goal)["status"], "eligible");
@@ -457,43 +445,23 @@ fn goal_commands_explain_what_is_wrong() {
     let d = dir.path();
     let missing = lwirc(d, &["goal", "show", "nope"]);
     assert_exit(&missing, 1);
-    assert!(
-        stderr(&missing).contains("no goal `nope`"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_stderr_has(&missing, "no goal `nope`");
     let goal = create(d, &goal_file());
     let not_eligible = lwirc(d, &["goal", "replan", &goal, "--planner", "true"]);
     assert_exit(&not_eligible, 1);
-    assert!(
-        stderr(&not_eligible).contains("not eligible"),
-        "{}",
-        stderr(&not_eligible)
-    );
-    assert!(
-        stderr(&not_eligible).contains("ready"),
-        "{}",
-        stderr(&not_eligible)
-    );
+    assert_stderr_has(&not_eligible, "not eligible");
+    assert_stderr_has(&not_eligible, "ready");
     // Usage errors are exit 2, as everywhere in lwirc.
     let no_output = report(d, &goal, "triage", &["succeeded"]);
     assert_exit(&no_output, 2);
     let unreadable = lwirc(d, &["goal", "create", "no-such-goal.json"]);
     assert_exit(&unreadable, 2);
-    assert!(
-        stderr(&unreadable).contains("cannot read"),
-        "{}",
-        stderr(&unreadable)
-    );
-    assert!(
-        stderr(&no_output).contains("--output"),
-        "{}",
-        stderr(&no_output)
-    );
+    assert_stderr_has(&unreadable, "cannot read");
+    assert_stderr_has(&no_output, "--output");
     let bad = write_json(d, "bad.json", &json!({ "summary": 5 }));
     let refused = report(d, &goal, "triage", &["succeeded", "--output", &bad]);
     assert_exit(&refused, 1);
-    assert!(stderr(&refused).contains("LW1012"), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "LW1012");
     let cancel = lwirc(d, &["goal", "cancel", &goal, "--reason", "wrong repo"]);
     assert_exit(&cancel, 0);
     let p = show(d, &goal);
@@ -515,11 +483,7 @@ fn an_exhausted_goal_says_why_in_show_list_and_json_alike() {
     for plan in ["p1", "p2"] {
         let out = lwirc(d, &["goal", "replan", &goal, "--planner", &give_up]);
         assert_exit(&out, 1);
-        assert!(
-            stderr(&out).contains("ended in attention"),
-            "{}",
-            stderr(&out)
-        );
+        assert_stderr_has(&out, "ended in attention");
         if plan == "p1" {
             assert_exit(&lwirc(d, &["goal", "retry", &goal, plan]), 0);
         }
@@ -587,7 +551,7 @@ fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
     std::fs::write(d.join("bad.json"), "{\"goal\": \"x\", bad").unwrap();
     let out = lwirc(d, &["goal", "create", "bad.json", "--color", "never"]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("bad.json:1:15"), "{}", stdout(&out));
+    assert_stdout_has(&out, "bad.json:1:15");
     assert!(!stdout(&out).contains("OutOfBounds"), "{}", stdout(&out));
 
     let goal = eligible(d);
@@ -639,11 +603,7 @@ fn an_output_larger_than_a_runner_may_answer_is_refused_and_nothing_recorded() {
         &["succeeded", "--output", &huge.display().to_string()],
     );
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("at most 16777216 bytes"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "at most 16777216 bytes");
     let p = show(d, &goal);
     assert_eq!(p["status"], "running", "the attempt is still running: {p}");
     assert_ne!(p["attempts"], before);

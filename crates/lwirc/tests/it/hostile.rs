@@ -215,11 +215,7 @@ fn stored_lwir_hashes_to_its_version() {
         &["registry", "show", &version, "--lwir", "--registry", "reg"],
     );
     assert_exit(&show, 0);
-    assert!(
-        stdout(&show).contains("[100000000000000000000,25000000000000000000,1e+21]"),
-        "{}",
-        stdout(&show)
-    );
+    assert_stdout_has(&show, "[100000000000000000000,25000000000000000000,1e+21]");
     let hash = lwirc_with_stdin(tmp.path(), &["hash", "-"], &show.stdout);
     assert_exit(&hash, 0);
     assert_eq!(stdout(&hash).trim(), version);
@@ -271,11 +267,7 @@ fn huge_values_are_excerpted_for_people() {
         "{} bytes",
         stdout(&human).len()
     );
-    assert!(
-        stdout(&human).contains("more characters)"),
-        "{}",
-        stdout(&human)
-    );
+    assert_stdout_has(&human, "more characters)");
     let json = validate(tmp.path(), &draft, &["--format", "json"]);
     assert!(
         stdout(&json).contains(&"x".repeat(200_000)),

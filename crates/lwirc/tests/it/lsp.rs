@@ -12,6 +12,8 @@ use lsp_server::{Connection, Message, Notification, Request, RequestId, Response
 use lwir_lsp::{self as lsp, Config, Ended};
 use serde_json::{Value, json};
 
+use crate::common::root as repo;
+
 const WAIT: Duration = Duration::from_secs(20);
 
 struct Client {
@@ -162,6 +164,51 @@ impl Client {
         );
     }
 
+    /// Opens `path` with the text it has on disk and waits for its first diagnostics.
+    fn open_file(&mut self, path: &Path) -> (String, String, Vec<Value>) {
+        let text = read(path);
+        let u = self.open(path, &text);
+        let diagnostics = self.diagnostics(&u);
+        (text, u, diagnostics)
+    }
+
+    /// Replaces the whole text of `uri` and waits for its diagnostics.
+    fn replace(&mut self, uri: &str, version: i32, text: &str) -> Vec<Value> {
+        self.change(uri, version, json!([{ "text": text }]));
+        self.diagnostics(uri)
+    }
+
+    /// The text of the hover at `position` in `uri` (empty where there is none).
+    fn hover(&mut self, uri: &str, position: Value) -> String {
+        let h = self.at("textDocument/hover", uri, position);
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The outline of `uri`.
+    fn symbols(&mut self, uri: &str) -> Value {
+        self.request(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": uri } }),
+        )
+        .unwrap()
+    }
+
+    /// The `source.fixAll` code actions offered for `uri`.
+    fn fix_all_actions(&mut self, uri: &str) -> Value {
+        self.request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": uri },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                "context": { "diagnostics": [], "only": ["source.fixAll"] },
+            }),
+        )
+        .unwrap()
+    }
+
     /// Shuts the server down; no message may be left unread.
     fn finish(mut self) {
         self.request("shutdown", Value::Null)
@@ -182,15 +229,6 @@ impl Client {
             .collect();
         assert!(left.is_empty(), "unread messages: {left:?}");
     }
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }
 
 fn example(name: &str) -> PathBuf {
@@ -273,6 +311,38 @@ fn position_of(text: &str, needle: &str, extra: usize) -> Value {
     json!({ "line": line, "character": text[start..at].encode_utf16().count() })
 }
 
+/// Registers the example draft (against its definition) in a folder registry at `registry`.
+fn register_example(registry: &Path) {
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
+        .arg("register")
+        .arg(example("draft.json"))
+        .arg("-d")
+        .arg(example("workflow.json"))
+        .arg("--registry")
+        .arg(registry)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The example goal file with one more work item, `again`, that refers to `triage`.
+fn goal_with_a_reference() -> String {
+    read(&repo().join("examples/goals/goal.json")).replacen(
+        "\"work\": [\n",
+        "\"work\": [\n    { \"key\": \"again\", \"template\": \"triage\", \"input\": { \"repo\": \"${ work.triage.output.summary }\" } },\n",
+        1,
+    )
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let c =
+        std::ffi::CString::new(path.to_path_buf().into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 fn validate_codes(text: &str) -> Vec<String> {
     let validation = lwir_validators::pipeline::validate(
         lwir_validators::pipeline::Source {
@@ -312,9 +382,7 @@ fn the_handshake_negotiates_utf8_and_says_what_the_server_does() {
 #[test]
 fn diagnostics_on_open_are_the_ten_findings_of_the_example() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft-with-mistakes.json");
-    let u = client.open(&path, &read(&path));
-    let diagnostics = client.diagnostics(&u);
+    let (_, _, diagnostics) = client.open_file(&example("draft-with-mistakes.json"));
     insta::assert_json_snapshot!("open_draft_with_mistakes", brief(&diagnostics));
     assert_eq!(diagnostics.len(), 10);
     let first = &diagnostics[0];
@@ -344,10 +412,8 @@ fn diagnostics_on_open_are_the_ten_findings_of_the_example() {
 #[test]
 fn an_incremental_edit_updates_the_diagnostics() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft-with-mistakes.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    assert_eq!(client.diagnostics(&u).len(), 10);
+    let (text, u, diagnostics) = client.open_file(&example("draft-with-mistakes.json"));
+    assert_eq!(diagnostics.len(), 10);
     // Fix the misspelt tool by typing the missing `s`.
     let at = position_of(&text, "list_isues", "list_is".len());
     client.change(
@@ -393,10 +459,7 @@ fn positions_count_utf16_or_utf8_on_a_line_with_accents_and_emoji() {
 #[test]
 fn every_quick_fix_applied_removes_its_finding() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft-with-mistakes.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    let diagnostics = client.diagnostics(&u);
+    let (text, u, diagnostics) = client.open_file(&example("draft-with-mistakes.json"));
     let mut titles = Vec::new();
     for d in &diagnostics {
         let actions = client
@@ -452,25 +515,13 @@ fn every_quick_fix_applied_removes_its_finding() {
 #[test]
 fn fix_all_leaves_only_the_findings_without_a_safe_fix() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft-with-mistakes.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    let before = client.diagnostics(&u);
+    let (text, u, before) = client.open_file(&example("draft-with-mistakes.json"));
     let unsafe_codes: Vec<&str> = before
         .iter()
         .filter(|d| d["data"]["fix"] != "machine-applicable")
         .map(|d| d["code"].as_str().unwrap())
         .collect();
-    let actions = client
-        .request(
-            "textDocument/codeAction",
-            json!({
-                "textDocument": { "uri": u },
-                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
-                "context": { "diagnostics": [], "only": ["source.fixAll"] },
-            }),
-        )
-        .unwrap();
+    let actions = client.fix_all_actions(&u);
     let actions = actions.as_array().unwrap();
     assert_eq!(actions.len(), 1, "{actions:?}");
     assert_eq!(actions[0]["kind"], "source.fixAll.lwirc");
@@ -479,8 +530,7 @@ fn fix_all_leaves_only_the_findings_without_a_safe_fix() {
         "Apply every safe fix (5); 5 errors without one stay"
     );
     let fixed = apply_edit(&text, &actions[0]["edit"], false);
-    client.change(&u, 2, json!([{ "text": fixed }]));
-    let after = client.diagnostics(&u);
+    let after = client.replace(&u, 2, &fixed);
     let mut left: Vec<&str> = after.iter().map(|d| d["code"].as_str().unwrap()).collect();
     let mut expected = unsafe_codes.clone();
     left.sort_unstable();
@@ -492,34 +542,22 @@ fn fix_all_leaves_only_the_findings_without_a_safe_fix() {
 #[test]
 fn hover_shows_types_schemas_and_explanations() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
-    let hover = |client: &mut Client, at: Value| -> String {
-        let h = client.at("textDocument/hover", &u, at);
-        h["contents"]["value"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let on_tool = hover(&mut client, position_of(&text, "\"github.list_issues\"", 3));
+    let (text, u, diagnostics) = client.open_file(&example("draft.json"));
+    assert_eq!(diagnostics, Vec::<Value>::new());
+    let on_tool = client.hover(&u, position_of(&text, "\"github.list_issues\"", 3));
     assert!(
         on_tool.starts_with("Tool `github.list_issues`"),
         "{on_tool}"
     );
     assert!(on_tool.contains("output:"), "{on_tool}");
-    let on_ref = hover(&mut client, position_of(&text, "steps.issues", 8));
+    let on_ref = client.hover(&u, position_of(&text, "steps.issues", 8));
     assert!(on_ref.contains("of type"), "{on_ref}");
     assert!(on_ref.contains("Step `issues` (`tool.call`"), "{on_ref}");
-    let on_model = hover(&mut client, position_of(&text, "\"model\": \"", 11));
+    let on_model = client.hover(&u, position_of(&text, "\"model\": \"", 11));
     assert!(on_model.starts_with("Model slot"), "{on_model}");
     insta::assert_snapshot!("hover_reference", on_ref);
 
-    let path = example("draft-with-mistakes.json");
-    let text = read(&path);
-    let u2 = client.open(&path, &text);
-    client.diagnostics(&u2);
+    let (text, u2, _) = client.open_file(&example("draft-with-mistakes.json"));
     let h = client.at(
         "textDocument/hover",
         &u2,
@@ -533,10 +571,7 @@ fn hover_shows_types_schemas_and_explanations() {
 #[test]
 fn definition_leads_to_tools_slots_and_steps() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    client.diagnostics(&u);
+    let (text, u, _) = client.open_file(&example("draft.json"));
     let definition = read(&example("workflow.json"));
     let mut goto = |at: Value| client.at("textDocument/definition", &u, at);
     let tool = goto(position_of(&text, "\"github.list_issues\"", 3));
@@ -555,10 +590,7 @@ fn definition_leads_to_tools_slots_and_steps() {
     );
     assert_eq!(goto(position_of(&text, "\"lwir\"", 1)), Value::Null);
     // From an `after` entry to the step it names.
-    let path = example("draft-with-mistakes.json");
-    let text = read(&path);
-    let u2 = client.open(&path, &text);
-    client.diagnostics(&u2);
+    let (text, u2, _) = client.open_file(&example("draft-with-mistakes.json"));
     let after = client.at(
         "textDocument/definition",
         &u2,
@@ -575,13 +607,9 @@ fn definition_leads_to_tools_slots_and_steps() {
 #[test]
 fn completion_offers_tools_steps_functions_and_fields() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft.json");
-    let text = read(&path);
-    let u = client.open(&path, &text);
-    client.diagnostics(&u);
+    let (text, u, _) = client.open_file(&example("draft.json"));
     let labels = |client: &mut Client, text: &str, version: i32, at: Value| -> Vec<String> {
-        client.change(&u, version, json!([{ "text": text }]));
-        client.diagnostics(&u);
+        client.replace(&u, version, text);
         let items = client.at("textDocument/completion", &u, at);
         items
             .as_array()
@@ -623,15 +651,8 @@ fn completion_offers_tools_steps_functions_and_fields() {
 #[test]
 fn the_outline_is_the_step_tree() {
     let mut client = Client::start(&[], json!({}), false);
-    let path = example("draft.json");
-    let u = client.open(&path, &read(&path));
-    client.diagnostics(&u);
-    let symbols = client
-        .request(
-            "textDocument/documentSymbol",
-            json!({ "textDocument": { "uri": u } }),
-        )
-        .unwrap();
+    let (_, u, _) = client.open_file(&example("draft.json"));
+    let symbols = client.symbols(&u);
     fn names(symbols: &Value, depth: usize, out: &mut Vec<String>) {
         for s in symbols.as_array().unwrap() {
             out.push(format!(
@@ -711,8 +732,7 @@ fn a_draft_with_no_definition_gets_the_draft_only_checks() {
     assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
     // Named but missing: said where it is named.
     let missing = named.replace("workflow.json", "nothing-here.json");
-    client.change(&u, 3, json!([{ "text": missing }]));
-    let diagnostics = client.diagnostics(&u);
+    let diagnostics = client.replace(&u, 3, &missing);
     assert!(
         diagnostics.iter().any(
             |d| d["message"].as_str().unwrap().contains("cannot be read")
@@ -793,18 +813,12 @@ fn goal_files_get_their_findings_and_an_outline_of_their_work() {
     let text = read(&path);
     let u = client.open(&path, &text);
     assert_eq!(client.diagnostics(&u), Vec::<Value>::new());
-    let symbols = client
-        .request(
-            "textDocument/documentSymbol",
-            json!({ "textDocument": { "uri": u } }),
-        )
-        .unwrap();
+    let symbols = client.symbols(&u);
     assert_eq!(symbols[0]["name"], "triage");
     // A goal file without its `root`: the meta-schema's finding.
     let broken = text.replacen("\"root\": \"triage\",", "", 1);
     assert_ne!(broken, text);
-    client.change(&u, 2, json!([{ "text": broken }]));
-    let diagnostics = client.diagnostics(&u);
+    let diagnostics = client.replace(&u, 2, &broken);
     assert!(
         diagnostics
             .iter()
@@ -846,34 +860,13 @@ fn configured_patterns_and_definition_decide_what_a_file_is() {
 fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
     let dir = tempfile::tempdir().unwrap();
     let registry = dir.path().join("registry");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
-        .arg("register")
-        .arg(example("draft.json"))
-        .arg("-d")
-        .arg(example("workflow.json"))
-        .arg("--registry")
-        .arg(&registry)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    register_example(&registry);
     let mut client = Client::start(&[], json!({ "registry": registry }), false);
     let path = dir.path().join("goal.json");
-    let text = read(&repo().join("examples/goals/goal.json")).replacen(
-        "\"work\": [\n",
-        "\"work\": [\n    { \"key\": \"again\", \"template\": \"triage\", \"input\": { \"repo\": \"${ work.triage.output.summary }\" } },\n",
-        1,
-    );
+    let text = goal_with_a_reference();
     let u = client.open(&path, &text);
     client.diagnostics(&u);
-    let hover = |client: &mut Client, at: Value| -> String {
-        let h = client.at("textDocument/hover", &u, at);
-        h["contents"]["value"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let on_ref = hover(&mut client, position_of(&text, "work.triage", 6));
+    let on_ref = client.hover(&u, position_of(&text, "work.triage", 6));
     assert!(on_ref.starts_with("Work item `triage`"), "{on_ref}");
     assert!(on_ref.contains("workflow `issue-triage`"), "{on_ref}");
     assert!(
@@ -881,26 +874,24 @@ fn hover_in_a_goal_file_shows_the_templates_from_the_registry() {
         "the template's output schema: {on_ref}"
     );
     // A template the registry does not have: said so.
-    let lite = hover(&mut client, position_of(&text, "\"triage-lite\":", 2));
+    let lite = client.hover(&u, position_of(&text, "\"triage-lite\":", 2));
     assert_eq!(lite, "", "a key is not a reference");
     let missing = text.replacen(
         "\"template\": \"triage\",",
         "\"template\": \"triage-lite\",",
         1,
     );
-    client.change(&u, 2, json!([{ "text": missing }]));
-    client.diagnostics(&u);
-    let on_template = hover(
-        &mut client,
+    client.replace(&u, 2, &missing);
+    let on_template = client.hover(
+        &u,
         position_of(&missing, "\"template\": \"triage-lite\",", 14),
     );
     assert!(on_template.contains("is not registered"), "{on_template}");
     // A template read once is kept (versions are content-addressed): with the registry
     // gone, the same hover shows it still.
-    client.change(&u, 3, json!([{ "text": text }]));
-    client.diagnostics(&u);
+    client.replace(&u, 3, &text);
     std::fs::remove_dir_all(&registry).unwrap();
-    let again = hover(&mut client, position_of(&text, "work.triage", 6));
+    let again = client.hover(&u, position_of(&text, "work.triage", 6));
     assert_eq!(again, on_ref);
     client.finish();
 }
@@ -960,12 +951,7 @@ fn a_deep_or_huge_hostile_document_gets_diagnostics_and_the_server_goes_on() {
     for method in ["textDocument/hover", "textDocument/completion"] {
         client.at(method, &u, json!({ "line": 0, "character": 50_000 }));
     }
-    client
-        .request(
-            "textDocument/documentSymbol",
-            json!({ "textDocument": { "uri": u } }),
-        )
-        .unwrap();
+    client.symbols(&u);
     // Escape sequences in a draft's strings reach the editor as replacement characters.
     let escapes = read(&example("draft.json")).replacen(
         "\"issue-triage\"",
@@ -995,15 +981,7 @@ fn a_definition_a_draft_names_is_read_only_inside_the_workspace_and_only_as_a_fi
     std::fs::write(dir.path().join("secret.json"), &secret).unwrap();
     std::os::unix::fs::symlink(dir.path().join("secret.json"), workspace.join("link.json"))
         .unwrap();
-    let fifo = std::ffi::CString::new(
-        workspace
-            .join("fifo.json")
-            .into_os_string()
-            .into_encoded_bytes(),
-    )
-    .unwrap();
-    // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    mkfifo(&workspace.join("fifo.json"));
 
     let mut client = Client::start_in(&workspace, &[], json!({}), false);
     let path = workspace.join("drafts/draft.json");
@@ -1028,8 +1006,7 @@ fn a_definition_a_draft_names_is_read_only_inside_the_workspace_and_only_as_a_fi
     .enumerate()
     {
         let text = draft(named);
-        client.change(&u, version as i32 + 2, json!([{ "text": text }]));
-        let diagnostics = client.diagnostics(&u);
+        let diagnostics = client.replace(&u, version as i32 + 2, &text);
         assert!(
             diagnostics.iter().any(|d| {
                 let m = d["message"].as_str().unwrap();
@@ -1063,17 +1040,7 @@ fn a_definition_a_draft_names_is_read_only_inside_the_workspace_and_only_as_a_fi
 fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
     let dir = tempfile::tempdir().unwrap();
     let registry = dir.path().join("registry");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_lwirc"))
-        .arg("register")
-        .arg(example("draft.json"))
-        .arg("-d")
-        .arg(example("workflow.json"))
-        .arg("--registry")
-        .arg(&registry)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    register_example(&registry);
     // Every file of the registry: a FIFO nobody writes to, or a link to `/dev/zero`.
     let mut files = Vec::new();
     for area in ["objects/sha256", "versions"] {
@@ -1084,10 +1051,7 @@ fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
     for (i, file) in files.iter().enumerate() {
         std::fs::remove_file(file).unwrap();
         if i % 2 == 0 {
-            let c =
-                std::ffi::CString::new(file.clone().into_os_string().into_encoded_bytes()).unwrap();
-            // SAFETY: `c` is a NUL-terminated path that outlives the call.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            mkfifo(file);
         } else {
             std::os::unix::fs::symlink("/dev/zero", file).unwrap();
         }
@@ -1098,11 +1062,7 @@ fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
             for (i, file) in files.iter().enumerate() {
                 std::fs::remove_file(file).unwrap();
                 if i % 2 == 1 {
-                    let c =
-                        std::ffi::CString::new(file.clone().into_os_string().into_encoded_bytes())
-                            .unwrap();
-                    // SAFETY: as above.
-                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                    mkfifo(file);
                 } else {
                     std::os::unix::fs::symlink("/dev/zero", file).unwrap();
                 }
@@ -1110,11 +1070,7 @@ fn a_registry_file_that_is_a_fifo_or_a_device_is_not_waited_on() {
         }
         let mut client = Client::start(&[], json!({ "registry": registry }), false);
         let path = dir.path().join("goal.json");
-        let text = read(&repo().join("examples/goals/goal.json")).replacen(
-            "\"work\": [\n",
-            "\"work\": [\n    { \"key\": \"again\", \"template\": \"triage\", \"input\": { \"repo\": \"${ work.triage.output.summary }\" } },\n",
-            1,
-        );
+        let text = goal_with_a_reference();
         let u = client.open(&path, &text);
         client.diagnostics(&u);
         // Answered (the client waits at most 20 s), saying the template cannot be read.
@@ -1176,16 +1132,7 @@ fn fix_all_and_lwirc_fix_give_the_same_bytes_on_the_corpus() {
             }
             let u = client.open(&path, &text);
             client.diagnostics(&u);
-            let actions = client
-                .request(
-                    "textDocument/codeAction",
-                    json!({
-                        "textDocument": { "uri": u },
-                        "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
-                        "context": { "diagnostics": [], "only": ["source.fixAll"] },
-                    }),
-                )
-                .unwrap();
+            let actions = client.fix_all_actions(&u);
             let editor = match actions.as_array().unwrap().as_slice() {
                 [] => text.clone(),
                 [action] => apply_edit(&text, &action["edit"], true),

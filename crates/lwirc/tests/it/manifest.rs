@@ -176,9 +176,5 @@ fn a_definition_that_is_not_i_json_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let out = lwirc_with_stdin(tmp.path(), &["manifest", "-"], br#"{"a": 1, "a": 2}"#);
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("LW002/duplicate-key"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "LW002/duplicate-key");
 }

@@ -159,25 +159,11 @@ fn registry_commands_refuse_a_registry_that_does_not_exist() {
     ] {
         let out = lwirc(dir.path(), args);
         assert_exit(&out, 2);
-        assert!(
-            stderr(&out).contains("no-such-registry"),
-            "{}",
-            stderr(&out)
-        );
+        assert_stderr_has(&out, "no-such-registry");
         assert!(!stdout(&out).contains("ok"), "{}", stdout(&out));
     }
     // Registering creates it.
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-            "--registry",
-            "no-such-registry",
-        ],
-    );
+    let out = register_example_with(dir.path(), &["--registry", "no-such-registry"]);
     assert_exit(&out, 0);
     let out = lwirc(
         dir.path(),
@@ -190,17 +176,7 @@ fn registry_commands_refuse_a_registry_that_does_not_exist() {
 fn a_storage_error_says_the_os_error_once() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a-file"), b"").unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-            "--registry",
-            "a-file/registry",
-        ],
-    );
+    let out = register_example_with(dir.path(), &["--registry", "a-file/registry"]);
     assert_exit(&out, 2);
     let text = stderr(&out);
     assert_eq!(text.matches("(os error").count(), 1, "{text}");
@@ -266,7 +242,7 @@ fn help_says_where_output_goes_and_names_every_validator() {
         ],
     );
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("LW301"), "{}", stdout(&out));
+    assert_stdout_has(&out, "LW301");
     let help = stdout(&lwirc(dir.path(), &["register", "--help"])).replace('\n', " ");
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
@@ -392,19 +368,11 @@ fn a_file_of_the_wrong_kind_is_named_before_its_findings() {
     // Swapped.
     let out = lwirc(dir.path(), &["validate", &workflow, "-d", &draft]);
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("did you swap them?"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "did you swap them?");
     // A draft to `goal create`.
     let out = lwirc(dir.path(), &["goal", "create", &draft]);
     assert_ne!(out.status.code(), Some(0));
-    assert!(
-        stderr(&out).contains("is an LWIR draft, not a goal file"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "is an LWIR draft, not a goal file");
     // A draft fenced as Markdown, as a model might answer.
     let fenced = dir.path().join("fenced.json");
     let mut text = b"```json\n".to_vec();
@@ -445,17 +413,7 @@ fn the_version_names_its_commit_and_registry_show_takes_a_workflow_name() {
     }
     let registry = dir.path().join("registry");
     let registry = registry.to_str().unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-            "--registry",
-            registry,
-        ],
-    );
+    let out = register_example_with(dir.path(), &["--registry", registry]);
     assert_exit(&out, 0);
     let version = stdout(&out).trim().to_owned();
     let name = example_definition()["name"].as_str().unwrap().to_owned();
@@ -477,11 +435,7 @@ fn the_version_names_its_commit_and_registry_show_takes_a_workflow_name() {
         ],
     );
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("registered workflow's name"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "registered workflow's name");
 }
 
 /// A compile whose version was registered before against another snapshot (the README's

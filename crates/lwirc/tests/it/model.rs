@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,21 @@ struct Recorded {
 }
 
 impl Recorded {
+    /// The last message of the request (the newest tool result, on a turn after a call).
+    fn last_message(&self) -> &Value {
+        self.body["messages"].as_array().unwrap().last().unwrap()
+    }
+
+    /// The names of the tools the request offers.
+    fn tool_names(&self) -> Vec<&str> {
+        self.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect()
+    }
+
     fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -57,31 +72,12 @@ fn connection(stream: TcpStream, recorded: &Mutex<Vec<Recorded>>, script: &Mutex
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some(request) = common::fake::read_request(&mut reader) else {
             return;
-        }
-        let mut headers = Vec::new();
-        loop {
-            let mut header = String::new();
-            reader.read_line(&mut header).unwrap();
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-            }
-        }
-        let length: usize = headers
-            .iter()
-            .find(|(n, _)| n == "content-length")
-            .map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
+        };
         recorded.lock().unwrap().push(Recorded {
-            headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            headers: request.headers,
+            body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
         });
         let (status, extra, body) = {
             let mut script = script.lock().unwrap();
@@ -141,6 +137,18 @@ fn tool_calls(calls: &[(&str, Value)]) -> Scripted {
 fn recorded_answer(n: u32) -> String {
     std::fs::read_to_string(root().join(format!("examples/issue-triage/planner/call-{n}.json")))
         .unwrap()
+}
+
+/// Compiles in `d` against a model that makes the tool `calls` and then answers with the
+/// recorded drafts; the compilation succeeds. The requests the model got.
+fn compile_after_tool_calls(d: &Path, calls: &[(&str, Value)]) -> Vec<Recorded> {
+    let server = serve(vec![
+        tool_calls(calls),
+        answer(&recorded_answer(1)),
+        answer(&recorded_answer(2)),
+    ]);
+    assert_exit(&compile(d, &server.url, &[]), 0);
+    server.requests.lock().unwrap().clone()
 }
 
 /// A directory with the example definition and its skill beside it.
@@ -254,12 +262,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
         json!(["org", "workflow"])
     );
     assert_eq!(user["kind"], "plan");
-    let tools: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools: Vec<&str> = requests[0].tool_names();
     assert_eq!(
         tools[..6],
         [
@@ -285,16 +288,8 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
         (Some("tool"), Some("call_0"))
     );
     assert_eq!(result["content"], "Bound every loop with max_iterations.\n");
-    let report: Value = serde_json::from_str(
-        requests[2].body["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()["content"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let report: Value =
+        serde_json::from_str(requests[2].last_message()["content"].as_str().unwrap()).unwrap();
     assert!(
         report["findings"]
             .as_array()
@@ -488,8 +483,9 @@ fn memory_is_confined_org_is_read_only_and_lessons_reach_the_next_session() {
     std::fs::create_dir_all(d.join(".lwir/memory/org")).unwrap();
     std::fs::write(d.join("outside.md"), "secret").unwrap();
     std::os::unix::fs::symlink(d.join("outside.md"), d.join(".lwir/memory/org/link.md")).unwrap();
-    let server = serve(vec![
-        tool_calls(&[
+    let requests = compile_after_tool_calls(
+        d,
+        &[
             (
                 "append_memory",
                 json!({ "store": "org", "path": "x.md", "text": "no" }),
@@ -507,12 +503,8 @@ fn memory_is_confined_org_is_read_only_and_lessons_reach_the_next_session() {
                 "append_memory",
                 json!({ "store": "workflow", "path": "lessons-learned.md", "text": "Check tool names against the allowlist." }),
             ),
-        ]),
-        answer(&recorded_answer(1)),
-        answer(&recorded_answer(2)),
-    ]);
-    assert_exit(&compile(d, &server.url, &[]), 0);
-    let requests = server.requests.lock().unwrap().clone();
+        ],
+    );
     let results: Vec<String> = requests[1].body["messages"]
         .as_array()
         .unwrap()
@@ -531,24 +523,16 @@ fn memory_is_confined_org_is_read_only_and_lessons_reach_the_next_session() {
     assert_eq!(results[4], "appended 39 bytes");
     assert!(!d.join(".lwir/memory/org/x.md").exists());
     // The next session reads what this one learned.
-    let server = serve(vec![
-        tool_calls(&[(
-            "read_memory",
-            json!({ "store": "workflow", "path": "lessons-learned.md" }),
-        )]),
-        answer(&recorded_answer(1)),
-        answer(&recorded_answer(2)),
-    ]);
     std::fs::remove_dir_all(d.join("session")).unwrap();
     std::fs::remove_dir_all(d.join(".lwir/registry")).unwrap();
-    assert_exit(&compile(d, &server.url, &[]), 0);
-    let requests = server.requests.lock().unwrap().clone();
-    let lessons = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
-        .clone();
+    let requests = compile_after_tool_calls(
+        d,
+        &[(
+            "read_memory",
+            json!({ "store": "workflow", "path": "lessons-learned.md" }),
+        )],
+    );
+    let lessons = requests[1].last_message()["content"].clone();
     assert_eq!(lessons, "Check tool names against the allowlist.\n");
 }
 
@@ -697,18 +681,11 @@ fn a_large_memory_file_is_cut_before_it_reaches_the_model() {
     let d = dir.path();
     std::fs::create_dir_all(d.join(".lwir/memory/org")).unwrap();
     std::fs::write(d.join(".lwir/memory/org/big.md"), "y".repeat(300 * 1024)).unwrap();
-    let server = serve(vec![
-        tool_calls(&[("read_memory", json!({ "store": "org", "path": "big.md" }))]),
-        answer(&recorded_answer(1)),
-        answer(&recorded_answer(2)),
-    ]);
-    assert_exit(&compile(d, &server.url, &[]), 0);
-    let requests = server.requests.lock().unwrap().clone();
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
+    let requests = compile_after_tool_calls(
+        d,
+        &[("read_memory", json!({ "store": "org", "path": "big.md" }))],
+    );
+    let result = requests[1].last_message()["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -729,18 +706,9 @@ fn a_skill_that_links_out_of_the_skills_directory_is_not_sent_to_the_model() {
     std::fs::remove_file(&skill).unwrap();
     // As a link committed in a repository would be.
     std::os::unix::fs::symlink(d.join("outside.md"), &skill).unwrap();
-    let server = serve(vec![
-        tool_calls(&[("read_skill", json!({ "name": "writing-loop-lwir" }))]),
-        answer(&recorded_answer(1)),
-        answer(&recorded_answer(2)),
-    ]);
-    assert_exit(&compile(d, &server.url, &[]), 0);
-    let requests = server.requests.lock().unwrap().clone();
-    let result = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()["content"]
+    let requests =
+        compile_after_tool_calls(d, &[("read_skill", json!({ "name": "writing-loop-lwir" }))]);
+    let result = requests[1].last_message()["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -984,12 +952,7 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
     assert!(version.starts_with("sha256:"), "{version}");
     let requests = server.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 4);
-    let offered: Vec<&str> = requests[0].body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let offered: Vec<&str> = requests[0].tool_names();
     assert_eq!(offered[offered.len() - 2..], ["bash", "test_code"]);
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
     let at = |text: &str| {
@@ -1322,12 +1285,7 @@ fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
     let requests = server.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
     for r in &requests {
-        let names: Vec<&str> = r.body["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap())
-            .collect();
+        let names: Vec<&str> = r.tool_names();
         assert!(
             !names.contains(&"bash") && !names.contains(&"test_code"),
             "{names:?}"

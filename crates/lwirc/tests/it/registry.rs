@@ -110,11 +110,7 @@ fn registering_twice_is_idempotent_and_says_so() {
     let second = register(tmp.path(), &draft, &workflow);
     assert_exit(&second, 0);
     assert_eq!(stdout(&second), version);
-    assert!(
-        stderr(&second).contains("is already registered"),
-        "{}",
-        stderr(&second)
-    );
+    assert_stderr_has(&second, "is already registered");
     assert_eq!(
         (names(&objects(tmp.path())), names(&versions(tmp.path()))),
         stored,
@@ -554,10 +550,10 @@ fn an_interrupted_write_never_leaves_an_object_that_verify_accepts() {
     fs::write(&target, &canonical[..canonical.len() / 2]).unwrap();
     let out = verify();
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("corrupt"), "{}", stdout(&out));
+    assert_stdout_has(&out, "corrupt");
     let out = register(tmp.path(), &draft, &workflow);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
+    assert_stderr_has(&out, "corrupt");
     assert!(!versions(tmp.path()).join(hex_of(&version)).exists());
 }
 
@@ -591,11 +587,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     // Without --rebase: refused, and the way forward is named.
     let refused = register(tmp.path(), &draft, &today);
     assert_exit(&refused, 1);
-    assert!(
-        stderr(&refused).contains("--rebase"),
-        "{}",
-        stderr(&refused)
-    );
+    assert_stderr_has(&refused, "--rebase");
 
     let first_record = lwirc(
         tmp.path(),
@@ -606,11 +598,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     let out = rebase(tmp.path(), &draft, &today);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), version, "the version does not change");
-    assert!(
-        stderr(&out).contains("lost capability `tool_use`"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "lost capability `tool_use`");
     // Everything stored before is still there; one record more.
     let stored_after = names(&objects(tmp.path()));
     assert!(stored_after.is_superset(&stored_before));
@@ -645,11 +633,7 @@ fn rebase_registers_the_same_version_against_a_new_snapshot_and_keeps_the_old() 
     // Again against the same definition: idempotent, nothing written.
     let again = rebase(tmp.path(), &draft, &today);
     assert_exit(&again, 0);
-    assert!(
-        stderr(&again).contains("already registered"),
-        "{}",
-        stderr(&again)
-    );
+    assert_stderr_has(&again, "already registered");
     assert_eq!(names(&objects(tmp.path())), stored_after);
     // Back against the first definition: refused without --rebase (the latest counts).
     assert_exit(&register(tmp.path(), &draft, &example("workflow.json")), 1);

@@ -753,19 +753,20 @@ fn a_blob_is_read_up_to_the_size_its_manifest_declares_and_no_further() {
     // The fake stops at 256 MiB whatever lwirc does (without the bound, lwirc would read
     // up to 4 GiB).
     let cap = 256 * 1024 * 1024;
+    // `registry show` of the version from the fake at `address`: refused (exit 2), saying `why`.
+    let refused = |address: &str, why: &str| {
+        let out = show_lwir(&format!("oci+http://{address}/lwir"), &served.version);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(why), "{}", text(&out));
+        out
+    };
     // A 10 GB layer with an endless body: refused before its blob is asked for.
     let fake = fake_registry(&served, json!(10_000_000_000u64), move || {
         common::fake::Reply::Endless(vec![], cap)
     });
-    let out = show_lwir(
-        &format!("oci+http://{}/lwir", fake.address),
-        &served.version,
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains("as 10000000000 bytes; lwirc reads blobs of up to"),
-        "{}",
-        text(&out)
+    refused(
+        &fake.address,
+        "as 10000000000 bytes; lwirc reads blobs of up to",
     );
     assert_eq!(fake.streamed.load(std::sync::atomic::Ordering::Relaxed), 0);
     // Its true size declared, but an endless body: read up to that size, then refused.
@@ -773,17 +774,9 @@ fn a_blob_is_read_up_to_the_size_its_manifest_declares_and_no_further() {
     let fake = fake_registry(&served, json!(size), move || {
         common::fake::Reply::Endless(vec![], cap)
     });
-    let out = show_lwir(
-        &format!("oci+http://{}/lwir", fake.address),
-        &served.version,
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains(&format!(
-            "the registry sends more than the {size} bytes its manifest declares"
-        )),
-        "{}",
-        text(&out)
+    let out = refused(
+        &fake.address,
+        &format!("the registry sends more than the {size} bytes its manifest declares"),
     );
     assert!(out.stdout.is_empty());
     let streamed = fake.streamed.load(std::sync::atomic::Ordering::Relaxed);
@@ -792,16 +785,7 @@ fn a_blob_is_read_up_to_the_size_its_manifest_declares_and_no_further() {
     let fake = fake_registry(&served, json!(size), move || {
         common::fake::Reply::Stalled(vec![], 10_000_000_000, 0)
     });
-    let out = show_lwir(
-        &format!("oci+http://{}/lwir", fake.address),
-        &served.version,
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        text(&out).contains("its manifest declares"),
-        "{}",
-        text(&out)
-    );
+    refused(&fake.address, "its manifest declares");
     // The same registry serving the blob as it is: read, verified, printed.
     let lwir = served.lwir.clone();
     let fake = fake_registry(&served, json!(size), move || {

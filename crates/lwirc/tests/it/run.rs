@@ -10,7 +10,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{assert_exit, command, example, lwirc, root, script, stderr, stdout, write_json};
+use common::{
+    assert_exit, assert_stderr_has, assert_stdout_has, command, example, lwirc, register_example,
+    root, script, stderr, stdout, write_json,
+};
 use serde_json::{Value, json};
 
 /// Registers `draft` against `definition` in `dir/.lwir/registry`; its version.
@@ -61,22 +64,53 @@ fn run_id(err: &str) -> String {
     first.split_whitespace().nth(1).unwrap().to_owned()
 }
 
+/// A run of `version` on `input` with bindings `b` whose bindings drifted (`code`): refused,
+/// with no run recorded; with `--on-drift pause` it pauses, a plain resume is refused again,
+/// and a resume with `--accept-drift --by ops` finishes. `nothing_called` is checked after
+/// the refusal and the pause. The run id and the output of the accepted resume.
+fn drifts_then_resumes_when_accepted(
+    dir: &Path,
+    [version, input, b]: [&str; 3],
+    code: &str,
+    nothing_called: impl Fn(),
+) -> (String, std::process::Output) {
+    let out = lwirc(dir, &["run", version, "--input", input, "--bindings", b]);
+    assert_exit(&out, 3);
+    assert!(stderr(&out).contains(code), "{}", stderr(&out));
+    assert!(!dir.join(".lwir/runs").exists());
+    nothing_called();
+    let out = lwirc(
+        dir,
+        &[
+            "run",
+            version,
+            "--input",
+            input,
+            "--bindings",
+            b,
+            "--on-drift",
+            "pause",
+        ],
+    );
+    assert_exit(&out, 3);
+    let run = run_id(&stderr(&out));
+    nothing_called();
+    let out = lwirc(dir, &["runs", "resume", &run]);
+    assert_exit(&out, 3);
+    let out = lwirc(
+        dir,
+        &["runs", "resume", &run, "--accept-drift", "--by", "ops"],
+    );
+    assert_exit(&out, 0);
+    (run, out)
+}
+
 /// The shipped example, end to end: its output on standard output, the run id first on
 /// standard error, a log that replays without a difference and verifies.
 #[test]
 fn the_example_runs_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
-    );
-    assert_exit(&out, 0);
-    let version = stdout(&out).trim().to_owned();
+    let version = register_example(dir.path());
     let bindings = json!({
         "bindings": "lwir.bindings/1",
         "tools": {
@@ -108,7 +142,7 @@ fn the_example_runs_end_to_end() {
     assert!(err.contains("fsyncs per step"), "{err}");
     let out = lwirc(dir.path(), &["runs", "replay", &run[..5]]);
     assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+    assert_stdout_has(&out, "no difference");
     let out = lwirc(dir.path(), &["runs", "verify"]);
     assert_exit(&out, 0);
     let out = lwirc(dir.path(), &["runs", "list", "--format", "json"]);
@@ -410,10 +444,10 @@ fn retry_after_a_fix_calls_only_the_failed_step() {
     .unwrap();
     let out = lwirc(dir.path(), &["runs", "replay", &run]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("chain hash"), "{}", stdout(&out));
+    assert_stdout_has(&out, "chain hash");
     let out = lwirc(dir.path(), &["runs", "verify"]);
     assert_exit(&out, 1);
-    assert!(stdout(&out).contains("1 damaged"), "{}", stdout(&out));
+    assert_stdout_has(&out, "1 damaged");
 }
 
 /// What a hostile tool does is a step's failure, named, and never reaches the terminal raw:
@@ -490,11 +524,7 @@ fn hostile_tools_fail_their_step_cleanly() {
     let started = Instant::now();
     let out = run_with("cat >/dev/null\nsleep 30", json!({"timeout_s": 0.5}));
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("did not answer within 0.5 s"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "did not answer within 0.5 s");
     assert!(started.elapsed() < Duration::from_secs(20));
 
     // Exits in the middle of its answer.
@@ -503,11 +533,7 @@ fn hostile_tools_fail_their_step_cleanly() {
         json!({}),
     );
     assert_exit(&out, 1);
-    assert!(
-        stderr(&out).contains("killed by signal 9"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "killed by signal 9");
     let out = run_with("cat >/dev/null\necho 'half' >&2\nexit 3", json!({}));
     assert_exit(&out, 1);
     let err = stderr(&out);
@@ -599,35 +625,8 @@ fn drift_fails_or_pauses_and_is_accepted() {
         &[],
         json!({"fast": {"command": [m], "model": "acme/other"}}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
-    assert_exit(&out, 3);
-    assert!(stderr(&out).contains("LW706"), "{}", stderr(&out));
-    assert!(!dir.path().join(".lwir/runs").exists());
-    let out = lwirc(
-        dir.path(),
-        &[
-            "run",
-            &version,
-            "--input",
-            &input,
-            "--bindings",
-            &b,
-            "--on-drift",
-            "pause",
-        ],
-    );
-    assert_exit(&out, 3);
-    let run = run_id(&stderr(&out));
-    let out = lwirc(dir.path(), &["runs", "resume", &run]);
-    assert_exit(&out, 3);
-    let out = lwirc(
-        dir.path(),
-        &["runs", "resume", &run, "--accept-drift", "--by", "ops"],
-    );
-    assert_exit(&out, 0);
+    let (run, out) =
+        drifts_then_resumes_when_accepted(dir.path(), [&version, &input, &b], "LW706", || {});
     assert_eq!(stdout(&out).trim(), r#"{"hello":1}"#);
     let log = std::fs::read_to_string(
         dir.path()
@@ -839,17 +838,7 @@ fn a_server_that_does_not_start_stops_the_run_and_code_run_is_not_available_yet(
 #[test]
 fn goals_run_their_attempts_on_the_runtime() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
-    );
-    assert_exit(&out, 0);
-    let version = stdout(&out).trim().to_owned();
+    let version = register_example(dir.path());
     let goal = |name: &str| {
         let file = write_json(
             dir.path(),
@@ -903,7 +892,7 @@ fn goals_run_their_attempts_on_the_runtime() {
         &["goal", "run", &failing_goal, "--bindings", &bad],
     );
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
+    assert_stderr_has(&out, "bad.json");
     assert_eq!(show(&failing_goal)["attempts"]["used"], 0);
 
     // A tool that fails: both attempts fail at a `label` step, each its own run.
@@ -1049,5 +1038,5 @@ fn a_map_whose_items_end_out_of_order_replays_the_same() {
     let run = run_id(&err);
     let out = lwirc(dir.path(), &["runs", "replay", &run]);
     assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+    assert_stdout_has(&out, "no difference");
 }

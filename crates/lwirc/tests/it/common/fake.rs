@@ -68,7 +68,8 @@ pub(crate) fn serve(reply: impl Fn(&Request) -> Reply + Send + Sync + 'static) -
     Fake { address, streamed }
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
+/// Reads one request from `reader`; `None` where the connection ends (or breaks) first.
+pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;

@@ -55,6 +55,38 @@ pub(crate) fn write_json(dir: &Path, name: &str, value: &serde_json::Value) -> S
     path.display().to_string()
 }
 
+/// Asserts that `out`'s standard error contains `needle`; where not, it shows what it says.
+#[track_caller]
+pub(crate) fn assert_stderr_has(out: &Output, needle: impl std::fmt::Display) {
+    let needle = needle.to_string();
+    assert!(stderr(out).contains(&needle), "{}", stderr(out));
+}
+
+/// Asserts that `out`'s standard output contains `needle`; where not, it shows what it says.
+#[track_caller]
+pub(crate) fn assert_stdout_has(out: &Output, needle: impl std::fmt::Display) {
+    let needle = needle.to_string();
+    assert!(stdout(out).contains(&needle), "{}", stdout(out));
+}
+
+/// Registers the example draft against the example definition in `dir`'s default
+/// registry; the version.
+pub(crate) fn register_example(dir: &Path) -> String {
+    let out = register_example_with(dir, &[]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+/// `lwirc register` of the example draft against the example definition in `dir`, with
+/// `extra` arguments (`--registry R`, say); what it did.
+pub(crate) fn register_example_with(dir: &Path, extra: &[&str]) -> Output {
+    let draft = example("draft.json");
+    let definition = example("workflow.json");
+    let mut args = vec!["register", draft.as_str(), "-d", definition.as_str()];
+    args.extend_from_slice(extra);
+    lwirc(dir, &args)
+}
+
 /// A command that runs the built `lwirc` in `dir`, with no `LWIR_REGISTRY` or `NO_COLOR`.
 pub(crate) fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lwirc"));

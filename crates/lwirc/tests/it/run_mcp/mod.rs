@@ -12,7 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{assert_exit, command, lwirc, output_within, root, stderr, stdout, write_json};
+use super::{drifts_then_resumes_when_accepted, register, run_id};
+use crate::common::{
+    assert_exit, assert_stderr_has, assert_stdout_has, command, lwirc, output_within, root, stderr,
+    stdout, write_json,
+};
 
 /// The test server's path.
 fn counter() -> String {
@@ -57,15 +61,6 @@ fn definition(tools: &Value) -> Value {
     })
 }
 
-/// Registers `draft` against `definition` in `dir/.lwir/registry`; its version.
-fn register(dir: &Path, draft: &Value, definition: &Value) -> String {
-    let d = write_json(dir, "draft.json", draft);
-    let w = write_json(dir, "workflow.json", definition);
-    let out = lwirc(dir, &["register", &d, "-d", &w]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
-}
-
 /// A bindings file binding each of `tools` (id → name) to server `s` run as `server`.
 fn bindings(
     dir: &Path,
@@ -96,12 +91,6 @@ fn calls(log: &Path) -> Vec<(String, String)> {
         .filter_map(|l| l.split_once(' '))
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
         .collect()
-}
-
-fn run_id(err: &str) -> String {
-    let first = err.lines().next().unwrap_or_default();
-    assert!(first.starts_with("run "), "the run id comes first: {err}");
-    first.split_whitespace().nth(1).unwrap().to_owned()
 }
 
 fn events(dir: &Path, run: &str) -> String {
@@ -153,7 +142,7 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
         &["bindings", "check", &b, "--version", &version],
     );
     assert_exit(&out, 0);
-    assert!(stderr(&out).contains("no drift"), "{}", stderr(&out));
+    assert_stderr_has(&out, "no drift");
     let input = write_json(dir.path(), "input.json", &json!({"xs": [1, 2, 3, 4, 5]}));
     let out = lwirc(
         dir.path(),
@@ -177,7 +166,7 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
     );
     let out = lwirc(dir.path(), &["runs", "replay", &run]);
     assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"), "{}", stdout(&out));
+    assert_stdout_has(&out, "no difference");
     assert_eq!(calls(&log).len(), 6, "replay calls nothing");
 }
 
@@ -211,38 +200,11 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         &["bindings", "check", &b, "--version", &version],
     );
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains("LW702"), "{}", stderr(&out));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
-    assert_exit(&out, 3);
-    assert!(stderr(&out).contains("LW702"), "{}", stderr(&out));
-    assert!(!dir.path().join(".lwir/runs").exists());
-    assert!(calls(&log).is_empty());
-    let out = lwirc(
-        dir.path(),
-        &[
-            "run",
-            &version,
-            "--input",
-            &input,
-            "--bindings",
-            &b,
-            "--on-drift",
-            "pause",
-        ],
-    );
-    assert_exit(&out, 3);
-    let run = run_id(&stderr(&out));
-    assert!(calls(&log).is_empty());
-    let out = lwirc(dir.path(), &["runs", "resume", &run]);
-    assert_exit(&out, 3);
-    let out = lwirc(
-        dir.path(),
-        &["runs", "resume", &run, "--accept-drift", "--by", "ops"],
-    );
-    assert_exit(&out, 0);
+    assert_stderr_has(&out, "LW702");
+    let (run, out) =
+        drifts_then_resumes_when_accepted(dir.path(), [&version, &input, &b], "LW702", || {
+            assert!(calls(&log).is_empty())
+        });
     assert_eq!(stdout(&out).trim(), r#"{"sum":3}"#);
     let text = events(dir.path(), &run);
     assert!(text.contains(r#""event":"run.paused""#));
@@ -266,7 +228,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         &["bindings", "check", &gone, "--version", &version],
     );
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains("LW704"), "{}", stderr(&out));
+    assert_stderr_has(&out, "LW704");
     // A server that does not start: the run does not start either (exit 2).
     let dead = bindings(
         dir.path(),
@@ -428,17 +390,22 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
             Duration::from_secs(60),
         )
     };
+    // The step fails at its server, saying `what`; what the run printed on standard error.
+    let fails_at_the_server = |out: &std::process::Output, what: &str| -> String {
+        assert_exit(out, 1);
+        let err = stderr(out);
+        assert!(
+            err.contains("step `t`: LW1104") && err.contains(what),
+            "{err}"
+        );
+        err
+    };
     let started = Instant::now();
     let out = one(
         "huge",
         json!({"server": "s", "name": "huge", "max_result_bytes": 1_000_000}),
     );
-    assert_exit(&out, 1);
-    let err = stderr(&out);
-    assert!(
-        err.contains("step `t`: LW1104") && err.contains("refused"),
-        "{err}"
-    );
+    fails_at_the_server(&out, "refused");
     assert!(started.elapsed() < Duration::from_secs(30));
 
     let out = one("escapes", json!({"server": "s", "name": "escapes"}));
@@ -459,21 +426,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
         "hang",
         json!({"server": "s", "name": "hang", "timeout_s": 1}),
     );
-    assert_exit(&out, 1);
-    let err = stderr(&out);
-    assert!(
-        err.contains("step `t`: LW1104") && err.contains("no answer"),
-        "{err}"
-    );
+    fails_at_the_server(&out, "no answer");
     assert!(started.elapsed() < Duration::from_secs(20));
 
     let out = one("crash", json!({"server": "s", "name": "crash"}));
-    assert_exit(&out, 1);
-    let err = stderr(&out);
-    assert!(
-        err.contains("step `t`: LW1104") && err.contains("exited"),
-        "{err}"
-    );
+    let err = fails_at_the_server(&out, "exited");
     assert!(
         err.contains("crashing mid-call"),
         "its standard error is told: {err}"
@@ -481,21 +438,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     assert!(!err.contains("panicked"), "{err}");
 
     let out = one("garbage", json!({"server": "s", "name": "garbage"}));
-    assert_exit(&out, 1);
-    let err = stderr(&out);
-    assert!(
-        err.contains("step `t`: LW1104") && err.contains("not JSON"),
-        "{err}"
-    );
+    fails_at_the_server(&out, "not JSON");
 
     // isError: the step fails with the server's text, cleaned.
     let out = one("flaky", json!({"server": "s", "name": "flaky"}));
-    assert_exit(&out, 1);
-    let err = stderr(&out);
-    assert!(
-        err.contains("step `t`: LW1104") && err.contains("not yet"),
-        "{err}"
-    );
+    let err = fails_at_the_server(&out, "not yet");
     assert!(!err.contains('\x1b'), "{err:?}");
 }
 
@@ -901,7 +848,7 @@ fn tools_import_refuses_what_it_cannot_list() {
     }
     let out = lwirc(dir.path(), &["tools", "import", "--mcp", "sh -c 'exit 4'"]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("exit"), "{}", stderr(&out));
+    assert_stderr_has(&out, "exit");
     let out = lwirc(
         dir.path(),
         &[
@@ -914,7 +861,7 @@ fn tools_import_refuses_what_it_cannot_list() {
         ],
     );
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("127.0.0.1:1"), "{}", stderr(&out));
+    assert_stderr_has(&out, "127.0.0.1:1");
     assert!(stdout(&out).is_empty());
 }
 
