@@ -168,12 +168,16 @@ print(sum(1 for g in json.load(sys.stdin) if g["goal"].startswith(sys.argv[1]) a
 }
 
 # goal serve: 100 goals × 20 items, until every root succeeded.
+run_tag=$(date +%s)
 serve_bench() {
     local store=$1 label=$2 procs=$3
+    # The run's own goals: a database another run filled before holds goals of the same
+    # names, already done.
+    local name="serve-$label-$procs-$run_tag"
     export LWIR_GOALS=$store
     for g in $(seq 100); do
-        goal_file "serve-$label-$procs-$g" 20
-        "$lwirc" goal create "serve-$label-$procs-$g.json" > /dev/null
+        goal_file "$name-$g" 20
+        "$lwirc" goal create "$name-$g.json" > /dev/null
     done
     local start end
     start=$(date +%s.%N)
@@ -184,7 +188,7 @@ serve_bench() {
     done
     # Done when every root succeeded: counted in the logs (the directory store), else by
     # `goal list`.
-    until [ "$(succeeded "$store" "serve-$label-$procs-")" = 100 ]; do
+    until [ "$(succeeded "$store" "$name-")" = 100 ]; do
         sleep 0.1
     done
     end=$(date +%s.%N)
