@@ -346,11 +346,11 @@ impl<'g> Driver<'g> {
         if self.pending.is_empty() {
             self.pending_from = held.loaded.fold.last_seq;
         }
+        // Whether a report of this decision failed otherwise than by a refusal: the ones
+        // after it are not decided.
+        let mut stopped = false;
         for &(work, report, run) in reports {
-            if outcomes
-                .iter()
-                .any(|o| matches!(o, Err(e) if !matches!(e, GoalError::Refused(_))))
-            {
+            if stopped {
                 outcomes.push(Err(GoalError::Internal(format!(
                     "`{work}` was not recorded: an earlier report of the same decision failed"
                 ))));
@@ -367,6 +367,7 @@ impl<'g> Driver<'g> {
                         data: decided.data(),
                     };
                     if let Err(detail) = held.loaded.fold.apply_event(&event) {
+                        stopped = true;
                         outcomes.push(Err(GoalError::Damaged {
                             goal: self.id.clone(),
                             detail,
@@ -376,7 +377,10 @@ impl<'g> Driver<'g> {
                     outcomes.push(Ok(self.pending.len()));
                     self.pending.push(decided);
                 }
-                Err(e) => outcomes.push(Err(e)),
+                Err(e) => {
+                    stopped |= !matches!(e, GoalError::Refused(_));
+                    outcomes.push(Err(e));
+                }
             }
         }
         outcomes
