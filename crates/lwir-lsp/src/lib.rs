@@ -909,7 +909,10 @@ impl<'c> Server<'c> {
                 let key = self.open_key(&at.text_document.uri)?;
                 let offset = self.offset(&key, at.position)?;
                 let encoding = self.encoding;
-                let dir = registry_dir(self.config.registry.as_deref(), self.root.as_deref());
+                // Configured (relative to the workspace root, or `oci://…`), else
+                // `$LWIR_REGISTRY`, else `.lwir/registry` in the workspace.
+                let dir =
+                    lwir_registry::location(self.config.registry.as_deref(), self.root.as_deref());
                 let doc = self.docs.get_mut(&key).ok_or_else(|| not_open(&key))?;
                 let Some(analysis) = &doc.analysis else {
                     return Ok(Value::Null);
@@ -1293,13 +1296,6 @@ pub fn plain(text: &str) -> String {
             }
         })
         .collect()
-}
-
-/// The registry goal files' templates are read from: configured (a directory relative to
-/// the workspace root, or `oci://…`), else `$LWIR_REGISTRY`, else `.lwir/registry` in the
-/// workspace.
-fn registry_dir(configured: Option<&Path>, root: Option<&Path>) -> PathBuf {
-    lwir_registry::location(configured, root)
 }
 
 /// The path of a `file:` URI.

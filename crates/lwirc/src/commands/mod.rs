@@ -261,12 +261,6 @@ pub(crate) fn print_with(
     }
 }
 
-/// The registry directory: `--registry DIR`, else `LWIR_REGISTRY`, else `.lwir/registry`
-/// under the current directory.
-pub(crate) fn registry_dir(flag: Option<PathBuf>) -> PathBuf {
-    lwir_registry::location(flag.as_deref(), None)
-}
-
 /// The registry `--registry` (else `LWIR_REGISTRY`, else `.lwir/registry`) names — a
 /// directory, or `oci://HOST[:PORT]/REPOSITORY` — and how messages name it. With
 /// `must_exist`, a directory that does not exist is a usage error (reading a mistyped path
@@ -275,7 +269,7 @@ pub(crate) fn open_registry(
     flag: Option<PathBuf>,
     must_exist: bool,
 ) -> anyhow::Result<(lwir_registry::Registry<lwir_registry::AnyStorage>, String)> {
-    let location = registry_dir(flag);
+    let location = lwir_registry::location(flag.as_deref(), None);
     let text = location.to_string_lossy().into_owned();
     let storage = lwir_registry::AnyStorage::parse(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
     let name = match &storage {
