@@ -15,8 +15,11 @@
 //! a lot of error output, cannot deadlock the runner), and those threads are never waited
 //! for longer than a short grace period once the call is decided.
 
+mod spawn;
+
+use spawn::Child;
 use std::io::{self, Read, Write};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -43,6 +46,10 @@ const PIPE_GRACE: Duration = Duration::from_millis(250);
 /// what the planner leaves behind can be found and killed when the call ends, even outside
 /// its process group. Its value is unique to the call.
 pub const TOKEN_VAR: &str = "LWIRC_PLANNER_TOKEN";
+
+/// The stack of each pipe thread: they only copy bytes. (A default 2 MiB stack may be
+/// backed by a huge page that is zeroed at its first touch: three per call.)
+const PIPE_THREAD_STACK: usize = 128 * 1024;
 
 /// The first and the longest pause between two checks of whether the child has exited.
 const POLL_FIRST: Duration = Duration::from_millis(1);
@@ -370,33 +377,21 @@ fn run_in(
         .unwrap_or(start);
     let token = call_token();
 
-    let mut cmd = Command::new(&command.program);
-    if !inherit {
-        cmd.env_clear();
-    }
-    cmd.args(&command.args)
-        .envs(env.iter().map(|(key, value)| (*key, value.as_str())))
-        .env(TOKEN_VAR, &token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    // In its own process group the planner does not get the terminal's Ctrl-C; on Linux it
-    // is told instead when lwirc dies (interrupted, killed), so that it does not run on
-    // unattended.
-    #[cfg(target_os = "linux")]
-    // SAFETY: the closure runs in the forked child before exec and only calls `prctl`,
-    // which is async-signal-safe; it allocates nothing and touches no locks.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().map_err(|source| RunFailure::NotStarted {
+    // The child's whole environment: lwirc's own (unless `inherit` is off), then `env`,
+    // then the call's mark, each later one replacing an earlier one of the same name.
+    let mut vars: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString> = if inherit {
+        std::env::vars_os().collect()
+    } else {
+        Default::default()
+    };
+    vars.extend(env.iter().map(|(key, value)| (key.into(), value.into())));
+    vars.insert(TOKEN_VAR.into(), token.clone().into());
+    let spec = spawn::Spec {
+        program: &command.program,
+        args: &command.args,
+        env: vars.into_iter().collect(),
+    };
+    let child = spawn::spawn(&spec).map_err(|source| RunFailure::NotStarted {
         command: command.program.clone(),
         source,
     })?;
@@ -688,25 +683,35 @@ fn start_threads(
     let stdout = call.child.stdout.take().ok_or_else(missing)?;
     let stderr = call.child.stderr.take().ok_or_else(missing)?;
 
-    let request = request.to_vec();
-    thread::Builder::new()
-        .name("planner-stdin".into())
-        .spawn(move || write_stdin(stdin, &request))?;
+    // What the pipe takes at once is written now; a thread writes the rest, if any.
+    #[cfg(target_os = "linux")]
+    let request = &request[spawn::write_now(&stdin, request)..];
+    if request.is_empty() {
+        drop(stdin);
+    } else {
+        let request = request.to_vec();
+        thread::Builder::new()
+            .name("planner-stdin".into())
+            .stack_size(PIPE_THREAD_STACK)
+            .spawn(move || write_stdin(stdin, &request))?;
+    }
     let stdout_events = events.clone();
     let stdout_bytes = Arc::clone(&call.stdout_bytes);
     thread::Builder::new()
         .name("planner-stdout".into())
+        .stack_size(PIPE_THREAD_STACK)
         .spawn(move || read_stdout(stdout, max_output, &stdout_bytes, &stdout_events))?;
     let tail = Arc::clone(&call.stderr);
     thread::Builder::new()
         .name("planner-stderr".into())
+        .stack_size(PIPE_THREAD_STACK)
         .spawn(move || read_stderr(stderr, &tail, &events))?;
     Ok(())
 }
 
 /// Writes the request and closes standard input. Write errors are ignored: a planner that
 /// exits without reading (broken pipe) is judged by its exit status and output.
-fn write_stdin(mut stdin: std::process::ChildStdin, request: &[u8]) {
+fn write_stdin(mut stdin: impl Write, request: &[u8]) {
     let _ = stdin.write_all(request);
     drop(stdin);
 }
@@ -715,7 +720,7 @@ fn write_stdin(mut stdin: std::process::ChildStdin, request: &[u8]) {
 /// there even when something it left behind keeps the pipe open), at most one byte past
 /// `max_output`.
 fn read_stdout(
-    mut pipe: ChildStdout,
+    mut pipe: impl Read,
     max_output: usize,
     bytes: &Mutex<Vec<u8>>,
     events: &Sender<Event>,
@@ -745,7 +750,7 @@ fn read_stdout(
     drop(pipe);
 }
 
-fn read_stderr(mut pipe: ChildStderr, tail: &Mutex<Vec<u8>>, events: &Sender<Event>) {
+fn read_stderr(mut pipe: impl Read, tail: &Mutex<Vec<u8>>, events: &Sender<Event>) {
     let mut chunk = [0u8; 8192];
     loop {
         match pipe.read(&mut chunk) {
@@ -842,6 +847,7 @@ mod marked {
         let uid = unsafe { libc::geteuid() };
         let me = std::process::id();
         let mut killed = 0;
+        let mut buffer = Vec::with_capacity(64 * 1024);
         for entry in entries.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -853,16 +859,18 @@ mod marked {
             if pid <= 1 || u32::try_from(pid).is_ok_and(|pid| pid == me) {
                 continue;
             }
-            if !entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            // Most processes do not carry the mark: their environment is the one thing read
+            // of them. One that does is then held by a pidfd and read again: if it exited and
+            // its pid was reused meanwhile, the second read sees the stranger (who does not
+            // carry the mark) or the pidfd refers to the exited process, and the signal goes
+            // nowhere instead of to a stranger.
+            if !carries(&entry.path(), mark, &mut buffer) {
                 continue;
             }
-            // Hold the process by a pidfd before reading its environment: if it exits and
-            // its pid is reused meanwhile, the signal goes nowhere instead of to a stranger.
             let pidfd = pidfd_open(pid);
-            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-                continue;
-            };
-            if !environ.split(|&byte| byte == 0).any(|var| var == mark) {
+            if !entry.metadata().is_ok_and(|m| m.uid() == uid)
+                || !carries(&entry.path(), mark, &mut buffer)
+            {
                 continue;
             }
             let sent = match &pidfd {
@@ -885,6 +893,18 @@ mod marked {
             }
         }
         killed
+    }
+
+    /// Whether the process at `/proc/<pid>` (`dir`) was started with `mark` in its
+    /// environment.
+    fn carries(dir: &std::path::Path, mark: &[u8], buffer: &mut Vec<u8>) -> bool {
+        use std::io::Read;
+        buffer.clear();
+        // One open, one read (the environment is read whole when it fits), one close: not
+        // `fs::read`, which also asks for a size procfs does not know.
+        std::fs::File::open(dir.join("environ"))
+            .and_then(|mut file| file.read_to_end(buffer))
+            .is_ok_and(|_| buffer.split(|&byte| byte == 0).any(|var| var == mark))
     }
 
     fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
@@ -911,6 +931,7 @@ fn code_and_signal(status: ExitStatus) -> (Option<i32>, Option<i32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::{Child, Command};
 
     fn limits(timeout_ms: u64, max_output: usize) -> Limits {
         Limits {
