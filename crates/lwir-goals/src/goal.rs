@@ -73,8 +73,6 @@ pub struct Loaded {
     pub id: String,
     /// The frozen goal file, typed.
     pub file: GoalFile,
-    /// The frozen goal file's document.
-    pub document: SpannedDocument,
     /// The catalog's interfaces as frozen at creation, by template name.
     pub catalog: BTreeMap<String, Template>,
     /// The events, replayed.
@@ -389,7 +387,6 @@ impl Goals<'_> {
                 let loaded = Loaded {
                     id: id.clone(),
                     file: goal.clone(),
-                    document: document.clone(),
                     catalog: catalog.clone(),
                     fold,
                 };
@@ -584,8 +581,7 @@ impl Goals<'_> {
         }
         // Typed without the meta-schema's checks, which its bytes passed when it was created:
         // they hash to the digest the log recorded then.
-        let read = document::read(bytes.to_vec());
-        let (Some(document), Some(goal)) = (read.document, file::read_frozen(bytes)) else {
+        let Some(goal) = file::read_frozen(bytes) else {
             return Err(damaged(
                 "its frozen goal file no longer reads as a goal file".into(),
             ));
@@ -612,7 +608,6 @@ impl Goals<'_> {
         Ok(Loaded {
             id: id.to_owned(),
             file: goal,
-            document,
             catalog,
             fold,
         })

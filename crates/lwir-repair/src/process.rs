@@ -54,6 +54,8 @@ const PIPE_THREAD_STACK: usize = 128 * 1024;
 /// The first and the longest pause between two checks of whether the child has exited.
 const POLL_FIRST: Duration = Duration::from_millis(1);
 const POLL_MAX: Duration = Duration::from_millis(20);
+/// The first pause once both pipes are closed and the child has not exited yet.
+const POLL_EXITING: Duration = Duration::from_micros(100);
 
 /// How to start the planner: a program and its arguments, run without a shell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -415,6 +417,7 @@ fn run_in(
     }
 
     let mut poll = POLL_FIRST;
+    let mut pipes_closed = false;
     loop {
         if call.exited_at.is_none() {
             match call.exited() {
@@ -451,6 +454,13 @@ fn run_in(
                         after: limits.timeout,
                         stderr_tail: call.stderr_tail_after_stop(),
                     });
+                }
+                // Both pipes closed while the child has not exited yet: it is most likely
+                // exiting (its descriptors close before it becomes waitable), so it is looked
+                // at again soon rather than after the pause the call has grown to.
+                if !pipes_closed && call.stdout.is_some() && call.stderr_done {
+                    pipes_closed = true;
+                    poll = POLL_EXITING;
                 }
                 let wake = deadline.min(now + poll);
                 poll = (poll * 2).min(POLL_MAX);

@@ -157,6 +157,8 @@ fn project(world: &World, goal: &str, fold: &Fold) -> Value {
             in_progress: &|_| false,
         },
     );
+    // The fingerprint written straight from the projection is the one its JSON value has.
+    assert_eq!(p.fingerprint, projection::fingerprint_of_value(&p));
     serde_json::to_value(p).unwrap()
 }
 

@@ -1,0 +1,591 @@
+//! RFC 8785 canonical JSON written straight from a `Serialize` value, for the projection's
+//! fingerprint: no `serde_json::Value` of the whole projection is built first (for a goal
+//! of 1 000 items that tree, and its sorting, cost as much as the rest of `goal show`).
+//!
+//! Each object's members are serialized apart and written in the order of their keys'
+//! UTF-16 code units; arrays, strings and integers are written as they come. A number that
+//! is not an integer of at most 2^53 in magnitude (RFC 8785 spells it from its double, which
+//! this writer does not do), bytes, and tuple and struct variants are refused: the caller then takes the long way.
+
+use serde::ser::{self, Serialize};
+
+/// The canonical bytes of `value`, without the members of its top-level object named in
+/// `leave_out`; `None` when `value` holds something this writer does not spell (see the
+/// module's doc).
+pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    value
+        .serialize(Writer {
+            out: &mut out,
+            leave_out,
+        })
+        .ok()?;
+    Some(out)
+}
+
+/// Why a value has no canonical form here.
+#[derive(Debug)]
+pub(crate) struct Unsupported;
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a value RFC 8785 spells in a way this writer does not")
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+impl ser::Error for Unsupported {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Unsupported
+    }
+}
+
+/// Writes one value into `out`; `leave_out` applies to the object it is, if it is one.
+struct Writer<'a, 'k> {
+    out: &'a mut Vec<u8>,
+    leave_out: &'k [&'k str],
+}
+
+fn string(out: &mut Vec<u8>, s: &str) {
+    // serde_json escapes as RFC 8785 does: `\"`, `\\`, `\b\f\n\r\t`, other controls as
+    // `\u00xx` in lower case, everything else as itself.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn integer(out: &mut Vec<u8>, n: impl Into<i128>) -> Result<(), Unsupported> {
+    const EXACT: i128 = 1 << 53;
+    let n = n.into();
+    if n.abs() > EXACT {
+        return Err(Unsupported);
+    }
+    out.extend_from_slice(n.to_string().as_bytes());
+    Ok(())
+}
+
+/// An array being written: whether it has an element yet.
+struct Array<'a> {
+    out: &'a mut Vec<u8>,
+    any: bool,
+}
+
+impl Array<'_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+        if self.any {
+            self.out.push(b',');
+        }
+        self.any = true;
+        value.serialize(Writer {
+            out: self.out,
+            leave_out: &[],
+        })
+    }
+
+    fn end(self) {
+        self.out.push(b']');
+    }
+}
+
+/// An object being written: its members, each as (key, canonical bytes of the value).
+struct Object<'a, 'k> {
+    out: &'a mut Vec<u8>,
+    leave_out: &'k [&'k str],
+    members: Vec<(String, Vec<u8>)>,
+    key: Option<String>,
+}
+
+impl Object<'_, '_> {
+    fn member<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Unsupported> {
+        if self.leave_out.contains(&key.as_str()) {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        value.serialize(Writer {
+            out: &mut bytes,
+            leave_out: &[],
+        })?;
+        self.members.push((key, bytes));
+        Ok(())
+    }
+
+    fn end(mut self) {
+        // Keys in the order of their UTF-16 code units: for keys below U+E000 (every key a
+        // projection has) that is the order of their UTF-8 bytes.
+        self.members
+            .sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        self.out.push(b'{');
+        for (i, (key, bytes)) in self.members.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            string(self.out, key);
+            self.out.push(b':');
+            self.out.extend_from_slice(bytes);
+        }
+        self.out.push(b'}');
+    }
+}
+
+/// A map key: a string, or what serde_json writes as one.
+struct Key;
+
+impl ser::Serializer for Key {
+    type Ok = String;
+    type Error = Unsupported;
+    type SerializeSeq = ser::Impossible<String, Unsupported>;
+    type SerializeTuple = ser::Impossible<String, Unsupported>;
+    type SerializeTupleStruct = ser::Impossible<String, Unsupported>;
+    type SerializeTupleVariant = ser::Impossible<String, Unsupported>;
+    type SerializeMap = ser::Impossible<String, Unsupported>;
+    type SerializeStruct = ser::Impossible<String, Unsupported>;
+    type SerializeStructVariant = ser::Impossible<String, Unsupported>;
+
+    fn serialize_str(self, v: &str) -> Result<String, Unsupported> {
+        Ok(v.to_owned())
+    }
+    fn serialize_char(self, v: char) -> Result<String, Unsupported> {
+        Ok(v.to_string())
+    }
+    fn serialize_bool(self, v: bool) -> Result<String, Unsupported> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, Unsupported> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, Unsupported> {
+        Ok(v.to_string())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<String, Unsupported> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<String, Unsupported> {
+        value.serialize(self)
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, Unsupported> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, Unsupported> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, Unsupported> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, Unsupported> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, Unsupported> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, Unsupported> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_f32(self, _: f32) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_f64(self, _: f64) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_none(self) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_unit(self) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Unsupported> {
+        Err(Unsupported)
+    }
+}
+
+impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
+    type Ok = ();
+    type Error = Unsupported;
+    type SerializeSeq = Array<'a>;
+    type SerializeTuple = Array<'a>;
+    type SerializeTupleStruct = Array<'a>;
+    type SerializeTupleVariant = ser::Impossible<(), Unsupported>;
+    type SerializeMap = Object<'a, 'k>;
+    type SerializeStruct = Object<'a, 'k>;
+    type SerializeStructVariant = ser::Impossible<(), Unsupported>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Unsupported> {
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Unsupported> {
+        integer(self.out, v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Unsupported> {
+        integer(self.out, i128::try_from(v).map_err(|_| Unsupported)?)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Unsupported> {
+        // An integral double of at most 2^53 is spelled as that integer; others are not
+        // written here.
+        if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+            #[allow(clippy::cast_possible_truncation)]
+            return integer(self.out, v as i64);
+        }
+        Err(Unsupported)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Unsupported> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_char(self, v: char) -> Result<(), Unsupported> {
+        string(self.out, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Unsupported> {
+        string(self.out, v);
+        Ok(())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_none(self) -> Result<(), Unsupported> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Unsupported> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Unsupported> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Unsupported> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), Unsupported> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Unsupported> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Unsupported> {
+        // `{"variant": value}`, as serde_json writes an externally tagged variant.
+        let mut object = self.serialize_map(Some(1))?;
+        object.member(variant.to_owned(), value)?;
+        object.end();
+        Ok(())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Array<'a>, Unsupported> {
+        self.out.push(b'[');
+        Ok(Array {
+            out: self.out,
+            any: false,
+        })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Array<'a>, Unsupported> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Array<'a>, Unsupported> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Object<'a, 'k>, Unsupported> {
+        Ok(Object {
+            out: self.out,
+            leave_out: self.leave_out,
+            members: Vec::with_capacity(len.unwrap_or(0)),
+            key: None,
+        })
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Object<'a, 'k>, Unsupported> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Unsupported> {
+        Err(Unsupported)
+    }
+}
+
+impl ser::SerializeSeq for Array<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Unsupported> {
+        Array::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeTuple for Array<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Unsupported> {
+        Array::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeTupleStruct for Array<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Unsupported> {
+        Array::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for Object<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Unsupported> {
+        self.key = Some(key.serialize(Key)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+        let key = self.key.take().ok_or(Unsupported)?;
+        self.member(key, value)
+    }
+    fn end(self) -> Result<(), Unsupported> {
+        Object::end(self);
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for Object<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Unsupported> {
+        self.member(key.to_owned(), value)
+    }
+    fn end(self) -> Result<(), Unsupported> {
+        Object::end(self);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_vec;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// What RFC 8785 makes of `value`, by the project's canonicalizer of JSON text.
+    fn reference(value: &Value) -> Vec<u8> {
+        lwir_spec::canon::canonicalize(&serde_json::to_vec(value).unwrap()).unwrap()
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        // Keys whose UTF-8 and UTF-16 orders differ too (U+E000.. against U+10000..).
+        prop_oneof![
+            "[a-z]{0,3}",
+            "[\u{0}-\u{7f}]{0,3}",
+            prop::sample::select(vec![
+                "\u{e000}",
+                "\u{ffff}",
+                "\u{10000}",
+                "\u{1f600}",
+                "é",
+                "\u{7f}"
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-(1i64 << 53)..=(1i64 << 53)).prop_map(|n| json!(n)),
+            any::<u32>().prop_map(|n| json!(n)),
+            "\\PC{0,8}".prop_map(Value::String),
+            "[\u{0}-\u{1f}\"\\\\\u{7f}\u{2028}]{0,4}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(key(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn it_writes_what_the_canonicalizer_of_text_writes(value in value()) {
+            prop_assert_eq!(to_vec(&value, &[]).unwrap(), reference(&value));
+        }
+
+        #[test]
+        fn it_leaves_out_only_the_named_top_level_members(value in value()) {
+            let wrapped = json!({ "fingerprint": "x", "seq": 3, "kept": value.clone(), "inner": { "seq": 1 } });
+            let expected = json!({ "kept": value, "inner": { "seq": 1 } });
+            prop_assert_eq!(to_vec(&wrapped, &["fingerprint", "seq"]).unwrap(), reference(&expected));
+        }
+    }
+
+    #[test]
+    fn structs_options_and_variants_are_written_as_serde_json_writes_them() {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Kind {
+            Plain,
+            Wrapped(u8),
+        }
+        #[derive(serde::Serialize)]
+        struct Item {
+            zeta: Option<u8>,
+            alpha: Kind,
+            beta: Kind,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            gone: Option<u8>,
+            gamma: Vec<(u8, char)>,
+            delta: f64,
+        }
+        let item = Item {
+            zeta: None,
+            alpha: Kind::Plain,
+            beta: Kind::Wrapped(7),
+            gone: None,
+            gamma: vec![(1, 'é')],
+            delta: 3.0,
+        };
+        let value = serde_json::to_value(&item).unwrap();
+        assert_eq!(to_vec(&item, &[]).unwrap(), reference(&value));
+    }
+
+    #[test]
+    fn what_it_does_not_spell_is_refused() {
+        assert!(to_vec(&json!(0.5), &[]).is_none());
+        assert!(to_vec(&json!([1, { "a": 1e300 }]), &[]).is_none());
+        assert!(to_vec(&json!((1u64 << 53) + 1), &[]).is_none());
+        assert_eq!(
+            to_vec(&json!(1u64 << 53), &[]).unwrap(),
+            b"9007199254740992"
+        );
+        assert_eq!(
+            to_vec(&json!(-(1i64 << 53)), &[]).unwrap(),
+            b"-9007199254740992"
+        );
+    }
+}
