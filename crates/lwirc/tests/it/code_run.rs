@@ -10,21 +10,6 @@ use std::path::Path;
 use common::*;
 use serde_json::{Value, json};
 
-fn sandbox_runs(test: &str) -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(dir.path(), &["sandbox", "check"]);
-    if out.status.code() == Some(0) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-        "the sandbox does not run: {}",
-        stderr(&out)
-    );
-    skip_note!("skipped {test}: the sandbox does not run here");
-    false
-}
-
 fn definition() -> Value {
     json!({
         "name": "w",

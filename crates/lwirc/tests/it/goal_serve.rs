@@ -15,20 +15,9 @@ fn setup() -> tempfile::TempDir {
 
 /// The example goal, made distinct by `n`.
 fn goal(d: &Path, n: usize) -> String {
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file["objective"] = json!(format!("Triage number {n}."));
-    let path = write_json(d, &format!("goal-{n}.json"), &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
-}
-
-fn show(d: &Path, goal: &str) -> Value {
-    let out = lwirc(d, &["goal", "show", goal, "--format", "json"]);
-    assert_exit(&out, 0);
-    serde_json::from_slice(&out.stdout).unwrap()
+    create_goal(d, &format!("goal-{n}.json"), &file)
 }
 
 fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
@@ -101,7 +90,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     wait_for("the ready goals to succeed", || {
         goals[3..]
             .iter()
-            .all(|g| show(d, g)["status"] == "succeeded")
+            .all(|g| show_goal(d, g)["status"] == "succeeded")
     });
     let so_far = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
@@ -112,7 +101,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     wait_for("the replans", || {
         goals[..3]
             .iter()
-            .all(|g| show(d, g)["status"] == "awaiting-review")
+            .all(|g| show_goal(d, g)["status"] == "awaiting-review")
     });
     let starts: Vec<u32> = std::fs::read_to_string(&log)
         .unwrap()
@@ -130,7 +119,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     // An approval wakes a quiescent goal: its new generation is dispatched.
     assert_exit(&lwirc(d, &["goal", "approve", &goals[0], "p1"]), 0);
     wait_for("the approved goal to succeed", || {
-        show(d, &goals[0])["status"] == "succeeded"
+        show_goal(d, &goals[0])["status"] == "succeeded"
     });
 
     // SIGTERM: a clean stop.
@@ -139,7 +128,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     let status = serve.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     for g in &goals {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert!(
             p["work"]
                 .as_array()
@@ -182,13 +171,17 @@ fn tick_does_one_step_per_goal() {
     assert_eq!(report["dispatched"], 2);
     assert_eq!(report["failed"], 2);
     for g in [&a, &b] {
-        assert_eq!(show(d, g)["attempts"]["used"], 1, "one step, one attempt");
+        assert_eq!(
+            show_goal(d, g)["attempts"]["used"],
+            1,
+            "one step, one attempt"
+        );
     }
     // Without a planner an eligible goal is left as it is.
     assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
     assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
     for g in [&a, &b] {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert_eq!(p["status"], "eligible");
         assert_eq!(p["attempts"]["used"], 2);
     }
@@ -221,7 +214,7 @@ fn a_killed_serve_loses_nothing() {
     serve.wait().unwrap();
     for g in &goals {
         assert_eq!(
-            show(d, g)["status"],
+            show_goal(d, g)["status"],
             "running",
             "the attempt in flight still shows"
         );
@@ -235,7 +228,7 @@ fn a_killed_serve_loses_nothing() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["interrupted"], 2);
     for g in &goals {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert_eq!(p["status"], "succeeded", "{p}");
         assert_eq!(p["attempts"]["used"], 2);
         assert!(
@@ -288,7 +281,7 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
         "stopped after {:?}",
         begun.elapsed()
     );
-    let p = show(d, &g);
+    let p = show_goal(d, &g);
     assert_eq!(p["attempts"]["used"], 1);
     assert!(
         p["work"][0]["errors"][0]
@@ -311,14 +304,9 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
 fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() {
     let dir = setup();
     let d = dir.path();
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file.as_object_mut().unwrap().remove("replanning");
-    let path = write_json(d, "no-replanning.json", &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    let g = stdout(&out).trim().to_owned();
+    let g = create_goal(d, "no-replanning.json", &file);
     let called = d.join("planner-called");
     let planner = script(
         d,
@@ -342,7 +330,7 @@ fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() 
     .spawn()
     .unwrap();
     wait_for("the goal to succeed", || {
-        show(d, &g)["status"] == "succeeded"
+        show_goal(d, &g)["status"] == "succeeded"
     });
     // A few more passes over the goal that succeeded.
     std::thread::sleep(Duration::from_millis(300));

@@ -442,11 +442,7 @@ fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
         assert!(both(&out).contains(code), "{code}: {}", both(&out));
     }
     // A server that never answers in time.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let _held: Vec<TcpStream> = listener.incoming().filter_map(Result::ok).collect();
-    });
+    let url = format!("http://{}/v1", silent_listener());
     let dir = setup();
     let out = compile(
         dir.path(),
@@ -456,11 +452,7 @@ fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
     assert_exit(&out, 1);
     assert!(both(&out).contains("LW803"), "{}", both(&out));
     // Nothing listens: an environment failure (LW801).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let dir = setup();
     let out = compile(
         dir.path(),
@@ -766,11 +758,7 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
 /// spending all eight, and says what to check.
 #[test]
 fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_check() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let dir = setup();
     let out = compile(
         dir.path(),
@@ -816,26 +804,6 @@ fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_chec
         1,
         "asked once: {text}"
     );
-}
-
-/// Whether the sandbox runs here; where it does not, the test that needs it says it is
-/// skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
-fn sandbox_runs(test: &str) -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    let out = command(dir.path(), &["sandbox", "check"]).output().unwrap();
-    if out.status.code() == Some(0) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-        "the sandbox does not run: {}",
-        stderr(&out)
-    );
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped {test}: the sandbox does not run here"
-    );
-    false
 }
 
 /// The body the model tests and then drafts with.

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{drifts_then_resumes_when_accepted, register, run_id};
+use super::{
+    check_bindings, drifts_then_resumes_when_accepted, kill_at, register,
+    replays_without_difference, run_bound, run_events, run_id, stdout_json,
+};
 use crate::common::{
-    assert_exit, assert_stderr_has, assert_stdout_has, command, lwirc, output_within, root, stderr,
-    stdout, write_json,
+    assert_exit, assert_stderr_has, command, lwirc, output_within, root, stderr, stdout,
+    unused_port, write_json,
 };
 
 /// The test server's path.
@@ -93,10 +96,6 @@ fn calls(log: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-fn events(dir: &Path, run: &str) -> String {
-    std::fs::read_to_string(dir.join(".lwir/runs").join(run).join("events.jsonl")).unwrap()
-}
-
 /// The counter's tools imported (the normal form: `$ref` inlined, annotations dropped and
 /// said), a workflow of a `map` over `add` (structured) and `echo` (text) run over it, the
 /// idempotency keys at the server, `bindings check`, and a replay that calls nothing.
@@ -137,20 +136,14 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
         &[("c.add", "add"), ("c.echo", "echo")],
         json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     assert_stderr_has(&out, "no drift");
     let input = write_json(dir.path(), "input.json", &json!({"xs": [1, 2, 3, 4, 5]}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
     assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        stdout_json(&out),
         json!({"sums": [11, 12, 13, 14, 15], "said": "Echo: done"})
     );
     let run = run_id(&stderr(&out));
@@ -159,14 +152,12 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
     let keys: std::collections::BTreeSet<&str> = seen.iter().map(|(_, k)| k.as_str()).collect();
     assert_eq!(keys.len(), 6, "one key per call: {seen:?}");
     assert!(keys.iter().all(|k| k.starts_with("lwir:") && k.len() == 37));
-    let log_text = events(dir.path(), &run);
+    let log_text = run_events(dir.path(), &run);
     assert!(
         log_text.contains(r#""via":{"name":"add","server":"s"}"#),
         "{log_text}"
     );
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert_stdout_has(&out, "no difference");
+    replays_without_difference(dir.path(), &run);
     assert_eq!(calls(&log).len(), 6, "replay calls nothing");
 }
 
@@ -195,10 +186,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         &[("add", "add")],
         json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 3);
     assert_stderr_has(&out, "LW702");
     let (run, out) =
@@ -206,7 +194,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
             assert!(calls(&log).is_empty())
         });
     assert_eq!(stdout(&out).trim(), r#"{"sum":3}"#);
-    let text = events(dir.path(), &run);
+    let text = run_events(dir.path(), &run);
     assert!(text.contains(r#""event":"run.paused""#));
     assert!(text.contains(r#""accept_drift":true"#) && text.contains(r#""by":"ops""#));
     assert!(text.contains("LW702"));
@@ -223,10 +211,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         &[("add", "subtract")],
         json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &gone, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &gone, &version);
     assert_exit(&out, 3);
     assert_stderr_has(&out, "LW704");
     // A server that does not start: the run does not start either (exit 2).
@@ -302,31 +287,10 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
         &json!({"xs": (0..50).collect::<Vec<_>>()}),
     );
     let count = || calls(&log).len();
-    let kill_at = |args: &[&str], at: usize| -> Option<String> {
-        let mut child = command(dir.path(), args)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let first = rx.recv_timeout(Duration::from_secs(30)).ok();
-        let deadline = Instant::now() + Duration::from_secs(60);
+    let kill_at = |args: &[&str], at: usize| {
         // Each process makes progress before it is killed: at least one new call.
-        let at = at.max(count() + 1);
-        while count() < at && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        first.and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+        let at = || at.max(count() + 1);
+        kill_at(dir.path(), args, count, at, Duration::from_millis(2))
     };
     let run = kill_at(&["run", &version, "--input", &input, "--bindings", &b], 5).unwrap();
     assert!(count() >= 5 && count() < 50, "{} calls", count());
@@ -338,10 +302,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
     let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!(expected)
-    );
+    assert_eq!(stdout_json(&out), json!(expected));
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for (_, key) in calls(&log) {
         *counts.entry(key).or_insert(0) += 1;
@@ -351,9 +312,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let again: usize = counts.values().map(|n| n - 1).sum();
     assert!(again <= 4 * kills, "{again} calls sent again: {counts:?}");
     let before = count();
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
     assert_eq!(count(), before, "replay calls nothing");
 }
 
@@ -474,10 +433,7 @@ fn retry_calls_only_the_failed_mcp_step_again() {
         json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let run = run_id(&stderr(&out));
     let names = |log: &Path| calls(log).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
@@ -486,15 +442,13 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     let out = lwirc(dir.path(), &["runs", "retry", &run]);
     assert_exit(&out, 0);
     assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        stdout_json(&out),
         json!({"a": 3, "b": "Echo: sum 3", "c": {"ok": true}})
     );
     assert_eq!(names(&log), ["add", "echo", "flaky", "flaky"]);
     let keys: Vec<String> = calls(&log).into_iter().map(|(_, k)| k).collect();
     assert_ne!(keys[2], keys[3], "a new attempt has a new key");
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
     assert_eq!(calls(&log).len(), 4, "replay calls nothing");
 }
 
@@ -526,15 +480,9 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
         json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!({"a": "survived", "b": 3})
-    );
+    assert_eq!(stdout_json(&out), json!({"a": "survived", "b": 3}));
     let names: Vec<String> = calls(&log).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["crash", "crash", "add"]);
 
@@ -547,10 +495,7 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
         &[("crash", "crash"), ("add", "add")],
         json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
@@ -645,10 +590,7 @@ fn real_servers_everything_and_time() {
             "time.convert_time": {"server": "time", "name": "convert_time"}
         }}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let input = write_json(
         dir.path(),
@@ -683,14 +625,12 @@ fn real_servers_everything_and_time() {
     let env = output["env"].to_string();
     assert!(env.contains("PATH"), "{env}");
     let run = run_id(&stderr(&out));
-    let logged = events(dir.path(), &run);
+    let logged = run_events(dir.path(), &run);
     for secret in [key, password, "OPENAI_API_KEY", "LWIR_REGISTRY_PASSWORD"] {
         assert!(!env.contains(secret), "{secret} reached the server: {env}");
         assert!(!logged.contains(secret), "{secret} in the log");
     }
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
 }
 
 /// server-everything over streamable HTTP (`node dist/index.js streamableHttp`, on a free
@@ -703,11 +643,7 @@ fn a_real_server_over_streamable_http() {
     ) else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let mut server = std::process::Command::new("node")
         .args([everything.as_str(), "streamableHttp"])
         .env("PORT", port.to_string())
@@ -742,7 +678,7 @@ fn a_real_server_over_streamable_http() {
         &["tools", "import", "--mcp-url", &url, "--prefix", "util."],
     );
     assert_exit(&out, 0);
-    let tools = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["tools"].clone();
+    let tools = stdout_json(&out)["tools"].clone();
     let version = register(
         dir.path(),
         &json!({"lwir": "1", "workflow": "w",
@@ -756,16 +692,10 @@ fn a_real_server_over_streamable_http() {
         &json!({"bindings": "lwir.bindings/1", "servers": {"e": {"url": url}},
                 "tools": {"util.echo": {"server": "e", "name": "echo"}}}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), r#""Echo: over HTTP""#);
 }
@@ -810,10 +740,7 @@ fn the_everything_example_runs() {
     let mut bindings = read("bindings.json");
     bindings["servers"]["everything"]["command"] = json!(["node", everything, "stdio"]);
     let b = write_json(dir.path(), "bindings.json", &bindings);
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let out = lwirc(
         dir.path(),
@@ -832,9 +759,7 @@ fn the_everything_example_runs() {
     assert_eq!(output["echo"], "Echo: checked New York and more");
     assert_eq!(output["weather"][2]["conditions"], "Sunny / Clear");
     let run = run_id(&stderr(&out));
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
 }
 
 /// `tools import`: a command line that is empty or unbalanced is a usage error; a server
@@ -891,10 +816,7 @@ fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
         json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
