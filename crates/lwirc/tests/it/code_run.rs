@@ -33,9 +33,7 @@ fn draft(language: &str, body: &str, output: Value) -> Value {
 fn register(dir: &Path, draft: &Value) -> String {
     let d = write_json(dir, "draft.json", draft);
     let w = write_json(dir, "workflow.json", &definition());
-    let out = lwirc(dir, &["register", &d, "-d", &w]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
+    register_files(dir, &d, &w)
 }
 
 fn run(dir: &Path, version: &str, path: Option<&str>) -> std::process::Output {

@@ -37,6 +37,19 @@ fn succeeding_runner(d: &Path) -> String {
     )
 }
 
+/// `lwirc goal serve --runner RUNNER --interval 0.05` and `extra` arguments, started in `d`.
+fn serve(d: &Path, runner: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["goal", "serve", "--runner", runner, "--interval", "0.05"];
+    args.extend_from_slice(extra);
+    command(d, &args).spawn().unwrap()
+}
+
+/// Sends SIGTERM to `child`.
+fn sigterm(child: &std::process::Child) {
+    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+}
+
 #[test]
 fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     let dir = setup();
@@ -69,23 +82,11 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
         ),
     );
     let runner = succeeding_runner(d);
-    let mut serve = command(
+    let mut serve = serve(
         d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--planner",
-            &planner,
-            "--max-planner-calls",
-            "2",
-            "--interval",
-            "0.05",
-        ],
-    )
-    .spawn()
-    .unwrap();
+        &runner,
+        &["--planner", &planner, "--max-planner-calls", "2"],
+    );
     // Goals 3 and 4 had ready work: it is done while the planners are still thinking.
     wait_for("the ready goals to succeed", || {
         goals[3..]
@@ -123,8 +124,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     });
 
     // SIGTERM: a clean stop.
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     let status = serve.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     for g in &goals {
@@ -201,12 +201,7 @@ fn a_killed_serve_loses_nothing() {
             s = started.display()
         ),
     );
-    let mut serve = command(
-        d,
-        &["goal", "serve", "--runner", &runner, "--interval", "0.05"],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &[]);
     wait_for("both runners", || {
         std::fs::read_to_string(&started).map_or(0, |t| t.lines().count()) >= 2
     });
@@ -254,27 +249,12 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
             started.display()
         ),
     );
-    let mut serve = command(
-        d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--interval",
-            "0.05",
-            "--stop-grace",
-            "0.5",
-        ],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &["--stop-grace", "0.5"]);
     wait_for("the runner", || {
         std::fs::read_to_string(&started).is_ok_and(|t| !t.trim().is_empty())
     });
     let begun = Instant::now();
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     assert_eq!(serve.wait().unwrap().code(), Some(0));
     assert!(
         begun.elapsed() < Duration::from_secs(15),
@@ -314,29 +294,14 @@ fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() 
         &format!("touch {}; exit 1", called.display()),
     );
     let runner = succeeding_runner(d);
-    let mut serve = command(
-        d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--planner",
-            &planner,
-            "--interval",
-            "0.05",
-        ],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &["--planner", &planner]);
     wait_for("the goal to succeed", || {
         show_goal(d, &g)["status"] == "succeeded"
     });
     // A few more passes over the goal that succeeded.
     std::thread::sleep(Duration::from_millis(300));
     let begun = Instant::now();
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     while serve.try_wait().unwrap().is_none() && begun.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -253,6 +253,14 @@ fn wide_goal(d: &Path) -> String {
     create(d, &file)
 }
 
+/// `lwirc goal replan GOAL` with the scripted planner on `answers` and `extra` arguments.
+fn replan_with(d: &Path, goal: &str, answers: &str, extra: &[&str]) -> std::process::Output {
+    let planner = scripted_planner(answers);
+    let mut args = vec!["goal", "replan", goal, "--planner", &planner];
+    args.extend_from_slice(extra);
+    lwirc(d, &args)
+}
+
 /// `n` copies of the command line `args`.
 fn copies(n: usize, args: &[&str]) -> Vec<Vec<String>> {
     vec![args.iter().map(|a| (*a).to_owned()).collect(); n]
@@ -386,16 +394,7 @@ fn hostile_planner_text_never_reaches_the_terminal_raw() {
         d,
         &[json!({ "kind": "attention", "rationale": "stop\u{1b}[2J\u{1b}]0;owned\u{7} here" })],
     );
-    let out = lwirc(
-        d,
-        &[
-            "goal",
-            "replan",
-            &goal,
-            "--planner",
-            &scripted_planner(&answers),
-        ],
-    );
+    let out = replan_with(d, &goal, &answers, &[]);
     assert_exit(&out, 1);
     assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
     let human = lwirc(d, &["goal", "show", &goal]);
@@ -527,18 +526,7 @@ fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
         &[json!({ "kind": "apply", "root": "x",
                   "items": [ { "key": "x", "template": "triage-heavy", "input": { "repo": "acme/widgets" } } ] })],
     );
-    let out = lwirc(
-        d,
-        &[
-            "goal",
-            "replan",
-            &goal,
-            "--planner",
-            &scripted_planner(&answers),
-            "--color",
-            "never",
-        ],
-    );
+    let out = replan_with(d, &goal, &answers, &["--color", "never"]);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(err.contains("LW1001"), "{err}");

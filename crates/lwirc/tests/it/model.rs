@@ -52,6 +52,22 @@ struct Server {
 }
 
 /// Serves `script` in order (the last one again when it runs out).
+impl Server {
+    /// Kills `child` (SIGKILL) once this server was sent its `n`-th request, within 30 s.
+    fn kill_at_turn(&self, child: &mut std::process::Child, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.requests.lock().unwrap().len() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "turn {n} was never sent"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
 fn serve(script: Vec<Scripted>) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -165,21 +181,28 @@ fn setup() -> tempfile::TempDir {
     dir
 }
 
-fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+/// `lwirc compile workflow.json --input INPUT --planner-url URL --session session` and
+/// `extra` arguments in `d`, not started yet.
+fn compile_command(d: &Path, input: &str, url: &str, extra: &[&str]) -> std::process::Command {
     let mut args = vec![
         "compile",
         "workflow.json",
         "--input",
-        &*Box::leak(example("input.json").into_boxed_str()),
+        input,
         "--planner-url",
         url,
         "--session",
         "session",
     ];
     args.extend_from_slice(extra);
-    let mut command = command(d, &args);
-    command.env("OPENAI_API_KEY", "sk-test-123");
-    command.output().unwrap()
+    command(d, &args)
+}
+
+fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+    compile_command(d, &example("input.json"), url, extra)
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .output()
+        .unwrap()
 }
 
 const VERSION: &str = "sha256:5c281a30701ece8463ea55bda73114d347b874931ef2b7cfd530b2c4cb6f9510";
@@ -545,49 +568,15 @@ fn a_session_killed_while_turn_3_is_in_flight_resumes_that_turn_only() {
         (0, vec![], String::new()),
     ]);
     let input = example("input.json");
-    let mut child = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            &input,
-            "--planner-url",
-            &first.url,
-            "--session",
-            "session",
-        ],
-    )
-    .env("OPENAI_API_KEY", "sk-test-123")
-    .spawn()
-    .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while first.requests.lock().unwrap().len() < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "turn 3 was never sent"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut child = compile_command(d, &input, &first.url, &[])
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .spawn()
+        .unwrap();
+    first.kill_at_turn(&mut child, 3);
     let turn3 = first.requests.lock().unwrap()[2].body.clone();
 
     let second = serve(vec![answer(&recorded_answer(2))]);
-    let mut resume = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            &input,
-            "--planner-url",
-            &second.url,
-            "--session",
-            "session",
-            "--resume",
-        ],
-    );
+    let mut resume = compile_command(d, &input, &second.url, &["--resume"]);
     resume.env("OPENAI_API_KEY", "sk-test-123");
     let out = resume.output().unwrap();
     assert_exit(&out, 0);
@@ -850,20 +839,10 @@ fn sum_draft() -> Value {
 }
 
 fn compile_code(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "compile",
-        "workflow.json",
-        "--input",
-        "input.json",
-        "--planner-url",
-        url,
-        "--session",
-        "session",
-    ];
-    args.extend_from_slice(extra);
-    let mut command = command(d, &args);
-    command.env("OPENAI_API_KEY", "sk-test-123");
-    command.output().unwrap()
+    compile_command(d, "input.json", url, extra)
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .output()
+        .unwrap()
 }
 
 /// The tool results sent back in request `n` (those of the turn before it).
@@ -1154,47 +1133,13 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
         )]),
         (0, vec![], String::new()),
     ]);
-    let mut child = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &first.url,
-            "--session",
-            "session",
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while first.requests.lock().unwrap().len() < 2 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "turn 2 was never sent"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut child = compile_command(d, "input.json", &first.url, &[])
+        .spawn()
+        .unwrap();
+    first.kill_at_turn(&mut child, 2);
     let second = serve(vec![answer(&sum_draft().to_string())]);
     // Resumed where the sandbox does not run, the harness offers other tools: drift.
-    let mut hidden = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &second.url,
-            "--session",
-            "session",
-            "--resume",
-        ],
-    );
+    let mut hidden = compile_command(d, "input.json", &second.url, &["--resume"]);
     let out = hidden.env("PATH", "/nonexistent").output().unwrap();
     assert_exit(&out, 3);
     let err = stderr(&out);
@@ -1226,19 +1171,7 @@ fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
         tool_calls(&[("bash", json!({ "command": "id" }))]),
         answer(&sum_draft().to_string()),
     ]);
-    let mut c = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &server.url,
-            "--session",
-            "session",
-        ],
-    );
+    let mut c = compile_command(d, "input.json", &server.url, &[]);
     c.env("PATH", "/nonexistent");
     let out = c.output().unwrap();
     assert_exit(&out, 0);
@@ -1307,19 +1240,7 @@ fn a_link_planted_at_the_skills_mount_point_is_replaced() {
         ]),
         answer(&sum_draft().to_string()),
     ]);
-    let c = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &server.url,
-            "--session",
-            "session",
-        ],
-    );
+    let c = compile_command(d, "input.json", &server.url, &[]);
     // A FIFO planted in the memory store does not hang the session.
     let out = output_within(c, std::time::Duration::from_secs(60));
     assert_exit(&out, 0);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     assert_exit, assert_stderr_has, assert_stdout_has, command, example, lwirc, register_example,
-    root, script, stderr, stdout, write_json,
+    register_files, root, script, stderr, stdout, write_json,
 };
 use serde_json::{Value, json};
 
@@ -20,9 +20,7 @@ use serde_json::{Value, json};
 fn register(dir: &Path, draft: &Value, definition: &Value) -> String {
     let d = write_json(dir, "draft.json", draft);
     let w = write_json(dir, "workflow.json", definition);
-    let out = lwirc(dir, &["register", &d, "-d", &w]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
+    register_files(dir, &d, &w)
 }
 
 /// A definition with tools `tools` (id → output schema, any object as input).
@@ -224,16 +222,7 @@ fn the_example_runs_end_to_end() {
 #[test]
 fn bad_input_and_bad_bindings_are_findings() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
-    );
-    let version = stdout(&out).trim().to_owned();
+    let version = register_example(dir.path());
     let calls = dir.path().join("calls");
     let tool = script(
         dir.path(),

@@ -77,6 +77,14 @@ pub(crate) fn register_example(dir: &Path) -> String {
     stdout(&out).trim().to_owned()
 }
 
+/// `lwirc register DRAFT -d DEFINITION` in `dir`'s default registry, which must succeed;
+/// the version.
+pub(crate) fn register_files(dir: &Path, draft: &str, definition: &str) -> String {
+    let out = lwirc(dir, &["register", draft, "-d", definition]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
 /// `lwirc register` of the example draft against the example definition in `dir`, with
 /// `extra` arguments (`--registry R`, say); what it did.
 pub(crate) fn register_example_with(dir: &Path, extra: &[&str]) -> Output {

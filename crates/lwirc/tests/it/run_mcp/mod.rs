@@ -17,8 +17,8 @@ use super::{
     replays_without_difference, run_bound, run_events, run_id, stdout_json,
 };
 use crate::common::{
-    assert_exit, assert_stderr_has, command, lwirc, output_within, root, stderr, stdout,
-    unused_port, write_json,
+    assert_exit, assert_stderr_has, command, lwirc, output_within, register_files, root, stderr,
+    stdout, unused_port, write_json,
 };
 
 /// The test server's path.
@@ -84,6 +84,13 @@ fn bindings(
         name,
         &json!({"bindings": "lwir.bindings/1", "servers": {"s": {"command": server}}, "tools": tools}),
     )
+}
+
+/// The test server's tools imported in `dir` (no prefix), and `draft` registered against a
+/// definition of them: its version.
+fn register_on_counter(dir: &Path, draft: &Value) -> String {
+    let (tools, _) = import(dir, &format!("python3 {}", counter()), "");
+    register(dir, draft, &definition(&tools))
 }
 
 /// The calls the test server counted: `(tool, key)` per line.
@@ -259,9 +266,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
 fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls");
-    let line = format!("python3 {}", counter());
-    let (tools, _) = import(dir.path(), &line, "");
-    let version = register(
+    let version = register_on_counter(
         dir.path(),
         &json!({
             "lwir": "1", "workflow": "w",
@@ -272,7 +277,6 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
             ],
             "output": "${ steps.each.output }"
         }),
-        &definition(&tools),
     );
     let b = bindings(
         dir.path(),
@@ -412,8 +416,7 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls");
     let fixed = dir.path().join("fixed");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let version = register_on_counter(
         dir.path(),
         &json!({"lwir": "1", "workflow": "w",
                 "steps": [
@@ -422,7 +425,6 @@ fn retry_calls_only_the_failed_mcp_step_again() {
                     {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
                 ],
                 "output": {"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}}),
-        &definition(&tools),
     );
     let fixed_arg = fixed.display().to_string();
     let b = bindings(
@@ -460,8 +462,7 @@ fn retry_calls_only_the_failed_mcp_step_again() {
 fn a_server_that_crashed_is_started_again_for_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let version = register_on_counter(
         dir.path(),
         &json!({"lwir": "1", "workflow": "w",
                 "steps": [
@@ -469,7 +470,6 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
                     {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
                 ],
                 "output": {"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}}),
-        &definition(&tools),
     );
     let once = dir.path().join("crashed").display().to_string();
     let b = bindings(
@@ -726,17 +726,11 @@ fn the_everything_example_runs() {
     for (id, entry) in read("workflow.json")["tools"].as_object().unwrap() {
         assert_eq!(&tools[id], entry, "{id} as imported today");
     }
-    let out = lwirc(
+    let version = register_files(
         dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
+        &example("draft.json"),
+        &example("workflow.json"),
     );
-    assert_exit(&out, 0);
-    let version = stdout(&out).trim().to_owned();
     let mut bindings = read("bindings.json");
     bindings["servers"]["everything"]["command"] = json!(["node", everything, "stdio"]);
     let b = write_json(dir.path(), "bindings.json", &bindings);
@@ -796,8 +790,7 @@ fn tools_import_refuses_what_it_cannot_list() {
 fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let version = register_on_counter(
         dir.path(),
         &json!({"lwir": "1", "workflow": "w",
                 "steps": [
@@ -806,7 +799,6 @@ fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
                     {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
                 ],
                 "output": "${ steps.c.output }"}),
-        &definition(&tools),
     );
     let b = bindings(
         dir.path(),
