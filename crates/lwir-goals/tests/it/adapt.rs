@@ -8,27 +8,8 @@ use std::sync::Barrier;
 use common::*;
 use lwir_goals::projection::{Status, WorkStatus};
 use lwir_goals::run::Quiet;
-use lwir_goals::runner::{Failure, Runner};
 use lwir_goals::store::Store;
 use serde_json::{Value, json};
-
-/// A runner in memory answering by the request.
-struct By<F: Fn(&Value) -> Value + Sync>(F);
-
-impl<F: Fn(&Value) -> Value + Sync> Runner for By<F> {
-    fn describe(&self) -> String {
-        "in memory".into()
-    }
-
-    fn run(&self, request: &[u8], _env: &[(&str, String)]) -> Result<Vec<u8>, Failure> {
-        let request: Value = serde_json::from_slice(request).unwrap();
-        Ok(serde_json::to_vec(&(self.0)(&request)).unwrap())
-    }
-}
-
-fn ok() -> Value {
-    json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } })
-}
 
 /// A goal `a → b → c` (root `c`), all on `notes-cached`, adapting as `mode`.
 fn chain(mode: &str, max_adaptations: u32) -> Value {
@@ -54,7 +35,7 @@ fn on_failure_fires_only_on_a_failure() {
     let world = World::new();
     let goal = world.create(&chain("conservative", 3));
     let failed_once = std::sync::Mutex::new(false);
-    let runner = By(|r: &Value| {
+    let runner = By("in memory", |r: &Value| {
         if r["work"]["key"] == "b" && !std::mem::replace(&mut *failed_once.lock().unwrap(), true) {
             json!({ "kind": "failed", "error": "flaky" })
         } else {
@@ -85,7 +66,7 @@ fn on_failure_fires_only_on_a_failure() {
 fn every_step_fires_after_each_attempt_and_keep_changes_nothing_but_is_recorded() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 5));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep()), Ok(keep())]);
     let requests = planner.requests.clone();
     let report = world
@@ -119,7 +100,7 @@ fn every_step_fires_after_each_attempt_and_keep_changes_nothing_but_is_recorded(
 fn a_revision_keeps_finished_work_obsoletes_dropped_pending_items_and_advances() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let revise = json!({ "kind": "revise", "root": "c2", "items": [
         { "key": "a", "template": "notes-cached", "input": { "repo": "r" } },
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "${ work.a.output.notes }" } }
@@ -173,7 +154,7 @@ fn a_revision_keeps_finished_work_obsoletes_dropped_pending_items_and_advances()
 fn a_revision_that_alters_completed_work_is_refused() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let revise = json!({ "kind": "revise", "root": "c2", "items": [
         { "key": "a", "template": "notes-cached", "input": { "repo": "another" } },
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
@@ -230,7 +211,7 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
     ]);
     let goal = world.create(&file);
     let together = Barrier::new(2);
-    let runner = By(|r: &Value| {
+    let runner = By("in memory", |r: &Value| {
         if r["work"]["key"] != "c" && r["work"]["key"] != "d" {
             together.wait();
         }
@@ -260,7 +241,7 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
 fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
     world
@@ -295,43 +276,19 @@ fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     assert!(answer.is_valid(&example));
 }
 
-/// A planner that cancels the goal while it "thinks", then revises.
-struct Cancelling<'a> {
-    world: &'a World,
-    goal: String,
-}
-
-impl lwir_goals::agent::Agent for Cancelling<'_> {
-    fn describe(&self) -> String {
-        "cancelling".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        self.world
-            .goals()
-            .cancel(&self.goal, Some("mid-adaptation"))
-            .unwrap();
-        let revise = json!({ "kind": "revise", "root": "c2", "items": [
-            { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
-        ] });
-        Ok(serde_json::to_vec(&revise).unwrap())
-    }
-}
-
 #[test]
 fn a_goal_cancelled_during_an_adaptation_is_not_revised() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
-    let mut planner = Cancelling {
-        world: &world,
-        goal: goal.clone(),
-    };
+    let runner = By("in memory", |_| ok());
+    // A planner that cancels the goal while it "thinks", then revises.
+    let mut planner = Answering("cancelling", || {
+        world.goals().cancel(&goal, Some("mid-adaptation")).unwrap();
+        let revise = json!({ "kind": "revise", "root": "c2", "items": [
+            { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
+        ] });
+        Ok(serde_json::to_vec(&revise).unwrap())
+    });
     let e = world
         .goals()
         .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
@@ -358,7 +315,7 @@ fn a_goal_without_replanning_runs_with_a_planner_and_never_asks_it() {
     let mut file = goal_file();
     file.as_object_mut().unwrap().remove("replanning");
     let goal = world.create(&file);
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     // No answers: a call would fail the test.
     let mut planner = Script::new(Vec::new());
     let requests = planner.requests.clone();

@@ -248,6 +248,49 @@ impl Agent for Script {
     }
 }
 
+/// A runner in memory, described as `.0`, answering each request (parsed) with what `.1`
+/// returns for it.
+pub struct By<F: Fn(&Value) -> Value + Sync>(pub &'static str, pub F);
+
+impl<F: Fn(&Value) -> Value + Sync> lwir_goals::runner::Runner for By<F> {
+    fn describe(&self) -> String {
+        self.0.into()
+    }
+
+    fn run(
+        &self,
+        request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+        let request: Value = serde_json::from_slice(request).unwrap();
+        Ok(serde_json::to_vec(&(self.1)(&request)).unwrap())
+    }
+}
+
+/// A runner's answer: succeeded, with the output of `notes-cached`.
+pub fn ok() -> Value {
+    json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } })
+}
+
+/// An agent, described as `.0`, whose every call answers what `.1` returns (the request
+/// unread).
+pub struct Answering<F: FnMut() -> Result<Vec<u8>, CallFailure>>(pub &'static str, pub F);
+
+impl<F: FnMut() -> Result<Vec<u8>, CallFailure>> Agent for Answering<F> {
+    fn describe(&self) -> String {
+        self.0.into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, CallFailure> {
+        (self.1)()
+    }
+}
+
 /// `{"kind": "apply", items, root}`.
 pub fn apply(items: Value, root: &str) -> Value {
     json!({ "kind": "apply", "items": items, "root": root })

@@ -959,31 +959,6 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     assert!(!answer.is_valid(&json!({ "kind": "rejected" })));
 }
 
-/// A planner that cancels the goal while it "thinks", then proposes.
-struct Cancelling<'a> {
-    world: &'a World,
-    goal: String,
-}
-
-impl lwir_goals::agent::Agent for Cancelling<'_> {
-    fn describe(&self) -> String {
-        "cancelling".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        self.world
-            .goals()
-            .cancel(&self.goal, Some("mid-replan"))
-            .unwrap();
-        Ok(serde_json::to_vec(&recovery()).unwrap())
-    }
-}
-
 #[test]
 fn a_goal_cancelled_during_a_replan_applies_nothing() {
     let world = World::new();
@@ -991,10 +966,11 @@ fn a_goal_cancelled_during_a_replan_applies_nothing() {
     file["replanning"]["auto_apply"] = json!(true);
     let goal = world.create(&file);
     fail_until_spent(&world, &goal, "notes");
-    let mut planner = Cancelling {
-        world: &world,
-        goal: goal.clone(),
-    };
+    // A planner that cancels the goal while it "thinks", then proposes.
+    let mut planner = Answering("cancelling", || {
+        world.goals().cancel(&goal, Some("mid-replan")).unwrap();
+        Ok(serde_json::to_vec(&recovery()).unwrap())
+    });
     let e = world.goals().replan(&goal, &mut planner, None).unwrap_err();
     assert!(e.to_string().contains("cancelled"), "{e}");
     let p = world.goals().show(&goal).unwrap();
@@ -1097,7 +1073,7 @@ fn run_requests_satisfy_the_runner_protocol_schema() {
     let goal = world.create(&goal_file());
     let runner = Recording {
         requests: Default::default(),
-        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        answer: ok(),
     };
     let report = world
         .goals()
@@ -1144,24 +1120,6 @@ fn rechained(text: &str) -> String {
     out
 }
 
-/// A planner whose call panics: a bug in lwirc's agent code, as far as a service can tell.
-struct Panicking;
-
-impl lwir_goals::agent::Agent for Panicking {
-    fn describe(&self) -> String {
-        "panicking".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        panic!("the planner harness broke");
-    }
-}
-
 /// A service over `runner`, with `planner` when given, passing every 10 ms.
 fn service<'a>(
     runner: &'a dyn lwir_goals::runner::Runner,
@@ -1194,9 +1152,15 @@ fn a_replan_that_panics_under_serve_is_that_goals_error_and_the_service_stops() 
         let goal = eligible(&world);
         let runner = Recording {
             requests: Default::default(),
-            answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+            answer: ok(),
         };
-        let make = || Box::new(Panicking) as Box<dyn lwir_goals::agent::Agent + Send>;
+        // A planner whose call panics: a bug in lwirc's agent code, as far as a service can
+        // tell.
+        let make = || {
+            Box::new(Answering("panicking", || {
+                panic!("the planner harness broke")
+            })) as Box<dyn lwir_goals::agent::Agent + Send>
+        };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let report = world
             .goals()
@@ -1226,25 +1190,13 @@ fn a_replan_that_panics_under_serve_is_that_goals_error_and_the_service_stops() 
 
 #[test]
 fn a_runner_call_that_panics_is_a_failed_attempt_not_a_hang() {
-    struct Panics;
-    impl lwir_goals::runner::Runner for Panics {
-        fn describe(&self) -> String {
-            "panics".into()
-        }
-        fn run(
-            &self,
-            _request: &[u8],
-            _env: &[(&str, String)],
-        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-            panic!("the runner harness broke");
-        }
-    }
     let (status, failures) = within_a_minute(|| {
+        let panics = By("panics", |_| panic!("the runner harness broke"));
         let world = World::new();
         let goal = world.create(&goal_file());
         let report = world
             .goals()
-            .run(&goal, &Panics, None, None, &mut lwir_goals::run::Quiet)
+            .run(&goal, &panics, None, None, &mut lwir_goals::run::Quiet)
             .unwrap();
         let failures: Vec<Value> = world
             .store
@@ -1277,10 +1229,17 @@ fn a_goal_whose_answer_cannot_be_recorded_under_serve_does_not_stop_the_others()
     let fine = world.create(&second);
     let frozen = world.store.goal_dir(&damaged).join("goal.json");
     // The runner of the first goal's work changes its frozen file behind lwirc's back.
-    let runner = Tampering {
-        goal: damaged.clone(),
-        frozen,
-    };
+    let runner = By("tampering", |request| {
+        if request["goal"] == damaged.as_str() {
+            let text = std::fs::read_to_string(&frozen).unwrap();
+            std::fs::write(
+                &frozen,
+                text.replace("\"max_attempts\":2", "\"max_attempts\":9"),
+            )
+            .unwrap();
+        }
+        ok()
+    });
     let stop = std::sync::atomic::AtomicBool::new(false);
     let report = world
         .goals()
@@ -1298,39 +1257,6 @@ fn a_goal_whose_answer_cannot_be_recorded_under_serve_does_not_stop_the_others()
     );
     assert_eq!(report.succeeded, 1);
     assert_eq!(world.goals().show(&fine).unwrap().status, Status::Succeeded);
-}
-
-/// A runner that succeeds, but first rewrites the frozen goal file of `goal` when it runs
-/// that goal's work.
-struct Tampering {
-    goal: String,
-    frozen: std::path::PathBuf,
-}
-
-impl lwir_goals::runner::Runner for Tampering {
-    fn describe(&self) -> String {
-        "tampering".into()
-    }
-
-    fn run(
-        &self,
-        request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-        let request: Value = serde_json::from_slice(request).unwrap();
-        if request["goal"] == self.goal.as_str() {
-            let text = std::fs::read_to_string(&self.frozen).unwrap();
-            std::fs::write(
-                &self.frozen,
-                text.replace("\"max_attempts\":2", "\"max_attempts\":9"),
-            )
-            .unwrap();
-        }
-        Ok(serde_json::to_vec(
-            &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
-        )
-        .unwrap())
-    }
 }
 
 /// The world's directory store, whose first append of `fail` (an event name) fails, as a
@@ -1484,31 +1410,17 @@ fn an_answer_serve_could_not_record_is_an_interrupted_attempt_and_the_goal_goes_
     };
     let goals = store.goals(&world);
     // `slow` is still in flight when the answer of `quick` cannot be recorded.
-    struct SlowAndQuick;
-    impl lwir_goals::runner::Runner for SlowAndQuick {
-        fn describe(&self) -> String {
-            "slow and quick".into()
+    let slow_and_quick = By("slow and quick", |request| {
+        if request["work"]["key"] == "slow" {
+            std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        fn run(
-            &self,
-            request: &[u8],
-            _env: &[(&str, String)],
-        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-            let request: Value = serde_json::from_slice(request).unwrap();
-            if request["work"]["key"] == "slow" {
-                std::thread::sleep(std::time::Duration::from_millis(500));
-            }
-            Ok(serde_json::to_vec(
-                &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
-            )
-            .unwrap())
-        }
-    }
+        ok()
+    });
     let stop = std::sync::atomic::AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
         let serving = scope.spawn(|| {
             goals.serve(
-                &service(&SlowAndQuick, None),
+                &service(&slow_and_quick, None),
                 false,
                 &stop,
                 &mut lwir_goals::run::Quiet,
@@ -1616,24 +1528,6 @@ fn a_log_that_always_seems_changed_is_refused_not_a_hang() {
     }
 }
 
-/// A planner that answers `answer` to every call, from any thread.
-struct Answers(Value);
-
-impl lwir_goals::agent::Agent for Answers {
-    fn describe(&self) -> String {
-        "answers".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        Ok(serde_json::to_vec(&self.0).unwrap())
-    }
-}
-
 #[test]
 fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
     let world = World::new();
@@ -1646,9 +1540,14 @@ fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
     let goals = store.goals(&world);
     let runner = Recording {
         requests: Default::default(),
-        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        answer: ok(),
     };
-    let make = || Box::new(Answers(recovery())) as Box<dyn lwir_goals::agent::Agent + Send>;
+    // A planner that answers the recovery to every call, from any thread.
+    let make = || {
+        Box::new(Answering("answers", || {
+            Ok(serde_json::to_vec(&recovery()).unwrap())
+        })) as Box<dyn lwir_goals::agent::Agent + Send>
+    };
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let serving = scope.spawn(|| {
