@@ -30,6 +30,18 @@ fn keep() -> Value {
     json!({ "kind": "keep" })
 }
 
+/// `goal run` of `goal` on `runner`, adapting with `planner`, quietly.
+fn run_adapting(
+    world: &World,
+    goal: &str,
+    runner: &dyn lwir_goals::runner::Runner,
+    planner: &mut dyn lwir_goals::agent::Agent,
+) -> Result<lwir_goals::run::RunReport, lwir_goals::GoalError> {
+    world
+        .goals()
+        .run(goal, runner, Some(planner), None, &mut Quiet)
+}
+
 #[test]
 fn on_failure_fires_only_on_a_failure() {
     let world = World::new();
@@ -44,10 +56,7 @@ fn on_failure_fires_only_on_a_failure() {
     });
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     let requests = requests.borrow();
     assert_eq!(requests.len(), 1, "one failure, one adaptation");
@@ -69,10 +78,7 @@ fn every_step_fires_after_each_attempt_and_keep_changes_nothing_but_is_recorded(
     let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep()), Ok(keep())]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     // After `a` and after `b`; after `c` the goal has succeeded and nothing remains.
     let keys: Vec<Value> = requests
@@ -106,17 +112,8 @@ fn a_revision_keeps_finished_work_obsoletes_dropped_pending_items_and_advances()
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "${ work.a.output.notes }" } }
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
-    let before_a = world
-        .store
-        .events(&goal)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.event == "work.materialized")
-        .unwrap();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let before_a = world.first_event(&goal, "work.materialized");
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded, "{}", report.reason);
     let p = world.goals().show(&goal).unwrap();
     assert_eq!(p.generation, 1);
@@ -160,10 +157,7 @@ fn a_revision_that_alters_completed_work_is_refused() {
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(
         report.status,
         Status::Succeeded,
@@ -172,13 +166,7 @@ fn a_revision_that_alters_completed_work_is_refused() {
     let p = world.goals().show(&goal).unwrap();
     assert_eq!(p.generation, 0);
     assert_eq!(p.plans[1].status, "failed");
-    let failed = world
-        .store
-        .events(&goal)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.event == "plan.failed")
-        .unwrap();
+    let failed = world.first_event(&goal, "plan.failed");
     assert_eq!(failed.data["code"], "LW1019");
     assert_eq!(failed.data["findings"][0]["pointer"], "/items/0/key");
     // As `lwirc validate --format json` prints a finding, by the same renderer: a span
@@ -222,10 +210,7 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     assert_eq!(
         requests.borrow().len(),
@@ -244,10 +229,7 @@ fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
-    world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     let validator = |def: &str| {
         let mut schema: Value =
             serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
@@ -289,10 +271,7 @@ fn a_goal_cancelled_during_an_adaptation_is_not_revised() {
         ] });
         Ok(serde_json::to_vec(&revise).unwrap())
     });
-    let e = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap_err();
+    let e = run_adapting(&world, &goal, &runner, &mut planner).unwrap_err();
     assert!(
         e.to_string()
             .contains("cancelled while it was being adapted"),
@@ -319,10 +298,7 @@ fn a_goal_without_replanning_runs_with_a_planner_and_never_asks_it() {
     // No answers: a call would fail the test.
     let mut planner = Script::new(Vec::new());
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded, "{}", report.reason);
     assert!(requests.borrow().is_empty());
     assert!(report.adaptations.is_empty());

@@ -154,6 +154,17 @@ impl World {
         }
     }
 
+    /// The first event of `goal` named `name`.
+    pub fn first_event(&self, goal: &str, name: &str) -> lwir_repair::events::Event {
+        use lwir_goals::store::Store;
+        self.store
+            .events(goal)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.event == name)
+            .unwrap()
+    }
+
     /// The events of `goal`, by name.
     pub fn event_names(&self, goal: &str) -> Vec<String> {
         use lwir_goals::store::Store;

@@ -319,13 +319,26 @@ fn refused_with(proposal: Value, code: Code) -> Vec<lwir_spec::Finding> {
     findings
 }
 
+/// An eligible goal whose replan proposed [`recovery`], which waits for review.
+fn awaiting_review(world: &World) -> String {
+    let goal = eligible(world);
+    world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    goal
+}
+
+/// [`refused_with`] a plan of `items` rooted at `root`.
+fn refused_plan(items: Value, root: &str, code: Code) -> Vec<lwir_spec::Finding> {
+    refused_with(apply(items, root), code)
+}
+
 #[test]
 fn invariant_1_every_template_is_in_the_catalog() {
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cachd", "input": { "repo": "r" } }]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cachd", "input": { "repo": "r" } }]),
+        "x",
         Code::UnknownTemplate,
     );
     let f = findings
@@ -338,14 +351,12 @@ fn invariant_1_every_template_is_in_the_catalog() {
 
 #[test]
 fn invariant_2_dependencies_name_active_work_or_earlier_items() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "a", "template": "notes-cached", "after": ["b"], "input": { "repo": "r" } },
-                { "key": "b", "template": "notes-cached", "after": ["ghost"], "input": { "repo": "r" } }
-            ]),
-            "a",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "a", "template": "notes-cached", "after": ["b"], "input": { "repo": "r" } },
+            { "key": "b", "template": "notes-cached", "after": ["ghost"], "input": { "repo": "r" } }
+        ]),
+        "a",
         Code::UnknownDependency,
     );
     let pointers: Vec<&str> = findings
@@ -376,18 +387,14 @@ fn invariant_2_an_item_may_depend_on_active_work() {
 
 #[test]
 fn invariant_3_the_root_is_new_and_root_capable() {
-    refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": "r" } }]),
-            "notes",
-        ),
+    refused_plan(
+        json!([{ "key": "x", "template": "notes-cached", "input": { "repo": "r" } }]),
+        "notes",
         Code::RootNotNew,
     );
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "m", "template": "mirror-log", "input": {} }]),
-            "m",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "m", "template": "mirror-log", "input": {} }]),
+        "m",
         Code::RootNotRootCapable,
     );
     assert_eq!(findings[0].pointer, "/root");
@@ -395,14 +402,12 @@ fn invariant_3_the_root_is_new_and_root_capable() {
 
 #[test]
 fn invariant_4_every_item_is_reachable_from_the_root() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "side", "template": "mirror-log", "input": {} },
-                { "key": "x", "template": "notes-cached", "input": { "repo": "r" } }
-            ]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "side", "template": "mirror-log", "input": {} },
+            { "key": "x", "template": "notes-cached", "input": { "repo": "r" } }
+        ]),
+        "x",
         Code::UnreachableWork,
     );
     assert_eq!(findings[0].pointer, "/items/0");
@@ -427,11 +432,8 @@ fn invariant_5_the_bounds_hold() {
 #[test]
 fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
     world
         .catalog
         .tampered
@@ -456,23 +458,19 @@ fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
 
 #[test]
 fn invariant_7_inputs_type_check_against_the_template_expressions_included() {
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached",
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cached",
                      "input": { "repo": "${ goal.input.nope }", "extra": 1 } }]),
-            "x",
-        ),
+        "x",
         Code::UnknownProperty,
     );
     assert!(
         findings.iter().any(|f| f.pointer == "/items/0/input/repo"),
         "{findings:#?}"
     );
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": 42 } }]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cached", "input": { "repo": 42 } }]),
+        "x",
         Code::IncompatibleValueFlow,
     );
     // At the member, as a literal tool argument in a draft is.
@@ -481,14 +479,12 @@ fn invariant_7_inputs_type_check_against_the_template_expressions_included() {
 
 #[test]
 fn all_findings_of_a_proposal_are_reported_at_once() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "a", "template": "nope", "input": {} },
-                { "key": "a", "template": "mirror-log", "after": ["zz"], "input": {} }
-            ]),
-            "b",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "a", "template": "nope", "input": {} },
+            { "key": "a", "template": "mirror-log", "after": ["zz"], "input": {} }
+        ]),
+        "b",
         Code::UnknownTemplate,
     );
     let mut got = codes(&findings);
@@ -714,6 +710,26 @@ fn auto_apply_applies_a_valid_proposal() {
     );
 }
 
+/// What an approval of plan `p1` of `goal` that died part way leaves: the person's review,
+/// then work `key` of the plan (on `notes-cached`, with `input`, the plan's root when `root`)
+/// materialized in generation 1. The work's id.
+fn approval_died_after(world: &World, goal: &str, key: &str, input: Value, root: bool) -> String {
+    let last = world.store.events(goal).unwrap().last().unwrap().seq;
+    world
+        .store
+        .append(goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
+        .unwrap();
+    let id = lwir_goals::goal::work_id(goal, "p1", key);
+    world
+        .store
+        .append(goal, &event_of("work.materialized", json!({
+            "work": id, "key": key, "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
+            "generation": 1, "after": [], "reads": {}, "input": input, "root": root
+        })), last + 1)
+        .unwrap();
+    id
+}
+
 #[test]
 fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
     let world = World::new();
@@ -730,20 +746,7 @@ fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
         .replan(&goal, &mut Script::new(vec![Ok(proposal)]), None)
         .unwrap();
     // An approval that died after materializing the first item.
-    let events = world.store.events(&goal).unwrap();
-    let last = events.last().unwrap().seq;
-    world
-        .store
-        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
-        .unwrap();
-    let a = lwir_goals::goal::work_id(&goal, "p1", "a");
-    world
-        .store
-        .append(&goal, &event_of("work.materialized", json!({
-            "work": a, "key": "a", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
-            "generation": 1, "after": [], "reads": {}, "input": { "repo": "r" }, "root": false
-        })), last + 1)
-        .unwrap();
+    let a = approval_died_after(&world, &goal, "a", json!({ "repo": "r" }), false);
     let p = goals.show(&goal).unwrap();
     assert_eq!(p.status, Status::AwaitingReview);
     assert_eq!(p.plans[1].status, "approved");
@@ -774,24 +777,15 @@ fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
 #[test]
 fn conflicting_partial_work_fails_closed() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
-    let last = world.store.events(&goal).unwrap().last().unwrap().seq;
-    world
-        .store
-        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
-        .unwrap();
-    let id = lwir_goals::goal::work_id(&goal, "p1", "notes_cached");
-    world
-        .store
-        .append(&goal, &event_of("work.materialized", json!({
-            "work": id, "key": "notes_cached", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
-            "generation": 1, "after": [], "reads": {}, "input": { "repo": "someone else's" }, "root": true
-        })), last + 1)
-        .unwrap();
+    approval_died_after(
+        &world,
+        &goal,
+        "notes_cached",
+        json!({ "repo": "someone else's" }),
+        true,
+    );
     let e = goals.approve(&goal, "p1").unwrap_err();
     assert!(e.to_string().contains("other contents"), "{e}");
     assert_eq!(goals.show(&goal).unwrap().generation, 0);
@@ -1022,11 +1016,8 @@ fn starts_beyond_max_parallel_and_attempts_of_an_exhausted_goal_are_refused() {
 #[test]
 fn approving_against_a_registry_without_the_template_records_nothing() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
     world
         .catalog
         .missing
