@@ -230,31 +230,16 @@ fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
     run_adapting(&world, &goal, &runner, &mut planner).unwrap();
-    let validator = |def: &str| {
-        let mut schema: Value =
-            serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
-        let root = schema.as_object_mut().unwrap();
-        root.remove("oneOf");
-        root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
-        jsonschema::draft202012::new(&schema).unwrap()
-    };
     let request = &requests.borrow()[0];
-    let errors: Vec<String> = validator("adapt_request")
+    let errors: Vec<String> = protocol("adapt_request")
         .iter_errors(request)
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
-    let answer = validator("answer");
+    let answer = protocol("answer");
     assert!(answer.is_valid(&keep()));
     assert!(answer.is_valid(&json!({ "kind": "revise", "items": [{ "key": "x", "template": "t", "input": {} }], "root": "x" })));
-    let example: Value = serde_json::from_slice(
-        &std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/goals/adaptive/planner/call-1.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let example = example_answer("adaptive/planner/call-1.json");
     assert!(answer.is_valid(&example));
 }
 

@@ -302,6 +302,24 @@ impl<F: FnMut() -> Result<Vec<u8>, CallFailure>> Agent for Answering<F> {
     }
 }
 
+/// A validator of `#/$defs/{def}` of the planner protocol's schema.
+pub fn protocol(def: &str) -> jsonschema::Validator {
+    let mut schema: Value =
+        serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
+    let root = schema.as_object_mut().unwrap();
+    root.remove("oneOf");
+    root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+/// A recorded planner answer of `examples/goals/`, `path` below it.
+pub fn example_answer(path: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/goals")
+        .join(path);
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 /// `{"kind": "apply", items, root}`.
 pub fn apply(items: Value, root: &str) -> Value {
     json!({ "kind": "apply", "items": items, "root": root })

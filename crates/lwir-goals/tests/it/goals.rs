@@ -896,16 +896,6 @@ fn a_drifted_planner_manifest_is_refused_and_not_charged() {
     assert_eq!(p.plans.len(), 1);
 }
 
-/// A validator of `#/$defs/{def}` of the planner protocol's schema.
-fn protocol(def: &str) -> jsonschema::Validator {
-    let mut schema: Value =
-        serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
-    let root = schema.as_object_mut().unwrap();
-    root.remove("oneOf");
-    root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
-    jsonschema::draft202012::new(&schema).unwrap()
-}
-
 #[test]
 fn replan_and_review_requests_satisfy_the_protocol_schema() {
     let world = World::new();
@@ -933,14 +923,7 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     assert_eq!(asked.borrow()[1]["call"], 2);
     // The answers too: the example's proposal, a review verdict, an attention.
     let answer = protocol("answer");
-    let example: Value = serde_json::from_slice(
-        &std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/goals/planner/call-1.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let example = example_answer("planner/call-1.json");
     for a in [
         example,
         recovery(),
