@@ -238,6 +238,19 @@ impl Credentials {
     }
 }
 
+/// One request to the registry's API, as `Oci::send` was asked it.
+#[derive(Clone, Copy)]
+struct Request<'a> {
+    method: &'a str,
+    url: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    body: Option<&'a [u8]>,
+    /// The most bytes of answer read.
+    limit: u64,
+    /// What it is for, in messages.
+    what: &'a str,
+}
+
 /// A response: status, the headers the client uses, the body.
 struct Answer {
     status: u16,
@@ -386,6 +399,14 @@ impl Oci {
         limit: u64,
         what: &str,
     ) -> Result<Answer, StorageError> {
+        let request = Request {
+            method,
+            url,
+            headers,
+            body,
+            limit,
+            what,
+        };
         let mut authenticated = false;
         let mut backoff = lwir_spec::retry::Backoff::new(
             Duration::from_millis(50),
@@ -401,7 +422,7 @@ impl Oci {
             } else {
                 None
             };
-            let answer = self.once(method, url, headers, body, limit, auth.as_deref(), what)?;
+            let answer = self.once(&request, auth.as_deref())?;
             if answer.status == 401 && !authenticated {
                 authenticated = true;
                 if self.authenticate(&answer, what)? {
@@ -438,17 +459,16 @@ impl Oci {
         })
     }
 
-    #[allow(clippy::too_many_arguments, reason = "one HTTP request, spelled out")]
-    fn once(
-        &self,
-        method: &str,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-        limit: u64,
-        auth: Option<&str>,
-        what: &str,
-    ) -> Result<Answer, StorageError> {
+    /// Sends `request` once, with `auth` as its `Authorization`.
+    fn once(&self, request: &Request<'_>, auth: Option<&str>) -> Result<Answer, StorageError> {
+        let Request {
+            method,
+            url,
+            headers,
+            body,
+            limit,
+            what,
+        } = *request;
         let mut builder = ureq::http::Request::builder().method(method).uri(url);
         for (k, v) in headers {
             builder = builder.header(*k, *v);
@@ -534,7 +554,15 @@ impl Oci {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query.join("&"));
             let basic = self.basic();
-            let got = self.once("GET", &url, &[], None, MAX_OTHER, basic.as_deref(), what)?;
+            let token_request = Request {
+                method: "GET",
+                url: &url,
+                headers: &[],
+                body: None,
+                limit: MAX_OTHER,
+                what,
+            };
+            let got = self.once(&token_request, basic.as_deref())?;
             if got.status != 200 {
                 return Err(self.error(
                     what,
