@@ -93,6 +93,14 @@ fn register_on_counter(dir: &Path, draft: &Value) -> String {
     register(dir, draft, &definition(&tools))
 }
 
+/// `lwirc runs replay RUN` in `dir` finds no difference, and the test server (logging into
+/// `log`) has counted `counted` calls after it, as before: the replay called nothing.
+#[track_caller]
+fn replays_calling_nothing(dir: &Path, run: &str, log: &Path, counted: usize) {
+    replays_without_difference(dir, run);
+    assert_eq!(calls(log).len(), counted, "replay calls nothing");
+}
+
 /// The calls the test server counted: `(tool, key)` per line.
 fn calls(log: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(log)
@@ -164,8 +172,7 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
         log_text.contains(r#""via":{"name":"add","server":"s"}"#),
         "{log_text}"
     );
-    replays_without_difference(dir.path(), &run);
-    assert_eq!(calls(&log).len(), 6, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, 6);
 }
 
 /// A tool whose input schema changed at its server between registration and run: drift
@@ -316,8 +323,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let again: usize = counts.values().map(|n| n - 1).sum();
     assert!(again <= 4 * kills, "{again} calls sent again: {counts:?}");
     let before = count();
-    replays_without_difference(dir.path(), &run);
-    assert_eq!(count(), before, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, before);
 }
 
 /// Hostile servers fail the step that needed them, cleanly: a 100 MB result (refused at
@@ -450,8 +456,7 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     assert_eq!(names(&log), ["add", "echo", "flaky", "flaky"]);
     let keys: Vec<String> = calls(&log).into_iter().map(|(_, k)| k).collect();
     assert_ne!(keys[2], keys[3], "a new attempt has a new key");
-    replays_without_difference(dir.path(), &run);
-    assert_eq!(calls(&log).len(), 4, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, 4);
 }
 
 /// A stdio server that crashes mid-call fails that attempt; the step's retry finds it
