@@ -64,21 +64,13 @@ fn definition(tools: &Value) -> Value {
     })
 }
 
-/// A bindings file binding each of `tools` (id → name) to server `s` run as `server`.
-fn bindings(
-    dir: &Path,
-    name: &str,
-    server: &Value,
-    tools: &[(&str, &str)],
-    extra: Value,
-) -> String {
-    let mut tools: serde_json::Map<String, Value> = tools
+/// A bindings file `dir/name` binding each of `tools` (id → name) to server `s` run as
+/// `server`.
+fn bindings(dir: &Path, name: &str, server: &Value, tools: &[(&str, &str)]) -> String {
+    let tools: serde_json::Map<String, Value> = tools
         .iter()
         .map(|(id, n)| ((*id).to_owned(), json!({"server": "s", "name": n})))
         .collect();
-    if let Value::Object(more) = extra {
-        tools.extend(more);
-    }
     write_json(
         dir,
         name,
@@ -149,7 +141,6 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
         "bindings.json",
         &counter_command(&log, 1, &[]),
         &[("c.add", "add"), ("c.echo", "echo")],
-        json!({}),
     );
     let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
@@ -198,7 +189,6 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         "bindings.json",
         &counter_command(&log, 2, &[]),
         &[("add", "add")],
-        json!({}),
     );
     let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 3);
@@ -223,7 +213,6 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         "gone.json",
         &counter_command(&log, 1, &[]),
         &[("add", "subtract")],
-        json!({}),
     );
     let out = check_bindings(dir.path(), &gone, &version);
     assert_exit(&out, 3);
@@ -234,7 +223,6 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         "dead.json",
         &json!(["sh", "-c", "exit 7"]),
         &[("add", "add")],
-        json!({}),
     );
     for args in [
         vec![
@@ -290,7 +278,6 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
         "bindings.json",
         &counter_command(&log, 1, &["--delay-ms", "40"]),
         &[("double", "double")],
-        json!({}),
     );
     let input = write_json(
         dir.path(),
@@ -438,7 +425,6 @@ fn retry_calls_only_the_failed_mcp_step_again() {
         "bindings.json",
         &counter_command(&log, 1, &["--fixed", &fixed_arg]),
         &[("add", "add"), ("echo", "echo"), ("flaky", "flaky")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
     let out = run_bound(dir.path(), &version, &input, &b);
@@ -482,7 +468,6 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
         "bindings.json",
         &counter_command(&log, 1, &["--crash-once", &once]),
         &[("crash", "crash"), ("add", "add")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
     let out = run_bound(dir.path(), &version, &input, &b);
@@ -498,7 +483,6 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
         "always.json",
         &counter_command(&log, 1, &[]),
         &[("crash", "crash"), ("add", "add")],
-        json!({}),
     );
     let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
@@ -810,7 +794,6 @@ fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
         "bindings.json",
         &counter_command(&log, 1, &["--change-after", "1"]),
         &[("add", "add"), ("echo", "echo")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
     let out = run_bound(dir.path(), &version, &input, &b);
