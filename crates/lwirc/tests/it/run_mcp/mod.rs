@@ -93,6 +93,27 @@ fn replays_calling_nothing(dir: &Path, run: &str, log: &Path, counted: usize) {
     assert_eq!(calls(log).len(), counted, "replay calls nothing");
 }
 
+/// [`bindings`] of `tools` to the test server counting into `log`, `add` at `variant`, with
+/// `extra` arguments.
+fn counter_bindings(
+    dir: &Path,
+    name: &str,
+    log: &Path,
+    variant: u32,
+    extra: &[&str],
+    tools: &[(&str, &str)],
+) -> String {
+    bindings(dir, name, &counter_command(log, variant, extra), tools)
+}
+
+/// `lwirc bindings check B --version VERSION` in `dir` finds drift, `code`.
+#[track_caller]
+fn check_finds_drift(dir: &Path, b: &str, version: &str, code: &str) {
+    let out = check_bindings(dir, b, version);
+    assert_exit(&out, 3);
+    assert_stderr_has(&out, code);
+}
+
 /// The calls the test server counted: `(tool, key)` per line.
 fn calls(log: &Path) -> Vec<(String, String)> {
     std::fs::read_to_string(log)
@@ -136,10 +157,12 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
         }),
         &definition(&tools),
     );
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("c.add", "add"), ("c.echo", "echo")],
     );
     let out = check_bindings(dir.path(), &b, &version);
@@ -184,15 +207,8 @@ fn a_tool_that_changed_at_its_server_is_drift() {
         &definition(&tools),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let b = bindings(
-        dir.path(),
-        "bindings.json",
-        &counter_command(&log, 2, &[]),
-        &[("add", "add")],
-    );
-    let out = check_bindings(dir.path(), &b, &version);
-    assert_exit(&out, 3);
-    assert_stderr_has(&out, "LW702");
+    let b = counter_bindings(dir.path(), "bindings.json", &log, 2, &[], &[("add", "add")]);
+    check_finds_drift(dir.path(), &b, &version, "LW702");
     let (run, out) =
         drifts_then_resumes_when_accepted(dir.path(), [&version, &input, &b], "LW702", || {
             assert!(calls(&log).is_empty())
@@ -208,15 +224,15 @@ fn a_tool_that_changed_at_its_server_is_drift() {
     assert_eq!(calls(&log).len(), 1, "replay calls nothing");
 
     // The tool is bound to a name the server does not list: removed.
-    let gone = bindings(
+    let gone = counter_bindings(
         dir.path(),
         "gone.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("add", "subtract")],
     );
-    let out = check_bindings(dir.path(), &gone, &version);
-    assert_exit(&out, 3);
-    assert_stderr_has(&out, "LW704");
+    check_finds_drift(dir.path(), &gone, &version, "LW704");
     // A server that does not start: the run does not start either (exit 2).
     let dead = bindings(
         dir.path(),
@@ -273,10 +289,12 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
             "output": "${ steps.each.output }"
         }),
     );
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--delay-ms", "40"]),
+        &log,
+        1,
+        &["--delay-ms", "40"],
         &[("double", "double")],
     );
     let input = write_json(
@@ -420,10 +438,12 @@ fn retry_calls_only_the_failed_mcp_step_again() {
                 "output": {"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}}),
     );
     let fixed_arg = fixed.display().to_string();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--fixed", &fixed_arg]),
+        &log,
+        1,
+        &["--fixed", &fixed_arg],
         &[("add", "add"), ("echo", "echo"), ("flaky", "flaky")],
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -463,10 +483,12 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
                 "output": {"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}}),
     );
     let once = dir.path().join("crashed").display().to_string();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--crash-once", &once]),
+        &log,
+        1,
+        &["--crash-once", &once],
         &[("crash", "crash"), ("add", "add")],
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -478,10 +500,12 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
 
     // Crashing at every call: attempts 2, 3 and 4 get a server started again, attempt 5 none.
     std::fs::remove_file(&log).unwrap();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "always.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("crash", "crash"), ("add", "add")],
     );
     let out = run_bound(dir.path(), &version, &input, &b);
@@ -789,10 +813,12 @@ fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
                 ],
                 "output": "${ steps.c.output }"}),
     );
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--change-after", "1"]),
+        &log,
+        1,
+        &["--change-after", "1"],
         &[("add", "add"), ("echo", "echo")],
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
