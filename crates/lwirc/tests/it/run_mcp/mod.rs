@@ -341,7 +341,13 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
     let def = definition(&tools);
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let one = |tool: &str, binding: Value| {
+    // A run of one call of `tool`, bound to the server's tool of that name with `limits`.
+    let one = |tool: &str, limits: Value| {
+        let mut binding = json!({"server": "s", "name": tool});
+        binding
+            .as_object_mut()
+            .unwrap()
+            .extend(limits.as_object().unwrap().clone());
         let version = register(
             dir.path(),
             &json!({"lwir": "1", "workflow": "w",
@@ -375,14 +381,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
         err
     };
     let started = Instant::now();
-    let out = one(
-        "huge",
-        json!({"server": "s", "name": "huge", "max_result_bytes": 1_000_000}),
-    );
+    let out = one("huge", json!({"max_result_bytes": 1_000_000}));
     fails_at_the_server(&out, "refused");
     assert!(started.elapsed() < Duration::from_secs(30));
 
-    let out = one("escapes", json!({"server": "s", "name": "escapes"}));
+    let out = one("escapes", json!({}));
     assert_exit(&out, 0);
     let printed = stdout(&out);
     for c in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
@@ -396,14 +399,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     assert!(!stderr(&out).contains('\x1b'), "{:?}", stderr(&out));
 
     let started = Instant::now();
-    let out = one(
-        "hang",
-        json!({"server": "s", "name": "hang", "timeout_s": 1}),
-    );
+    let out = one("hang", json!({"timeout_s": 1}));
     fails_at_the_server(&out, "no answer");
     assert!(started.elapsed() < Duration::from_secs(20));
 
-    let out = one("crash", json!({"server": "s", "name": "crash"}));
+    let out = one("crash", json!({}));
     let err = fails_at_the_server(&out, "exited");
     assert!(
         err.contains("crashing mid-call"),
@@ -411,11 +411,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     );
     assert!(!err.contains("panicked"), "{err}");
 
-    let out = one("garbage", json!({"server": "s", "name": "garbage"}));
+    let out = one("garbage", json!({}));
     fails_at_the_server(&out, "not JSON");
 
     // isError: the step fails with the server's text, cleaned.
-    let out = one("flaky", json!({"server": "s", "name": "flaky"}));
+    let out = one("flaky", json!({}));
     let err = fails_at_the_server(&out, "not yet");
     assert!(!err.contains('\x1b'), "{err:?}");
 }
