@@ -171,14 +171,19 @@ fn compile_after_tool_calls(d: &Path, calls: &[(&str, Value)]) -> Vec<Recorded> 
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(example("workflow.json"), dir.path().join("workflow.json")).unwrap();
-    let skill = dir.path().join(".agents/skills/writing-loop-lwir");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write_skill(
+        dir.path(),
+        "writing-loop-lwir",
         "Bound every loop with max_iterations.\n",
-    )
-    .unwrap();
+    );
     dir
+}
+
+/// Writes skill `name`, `text`, beside the definition in `dir`.
+fn write_skill(dir: &Path, name: &str, text: &str) {
+    let skill = dir.join(".agents/skills").join(name);
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), text).unwrap();
 }
 
 /// `lwirc compile workflow.json --input INPUT --planner-url URL --session session` and
@@ -214,6 +219,24 @@ fn events(d: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// A model server's URL where nothing listens.
+fn unreachable_url() -> String {
+    format!("http://127.0.0.1:{}/v1", unused_port())
+}
+
+/// No file of `files` holds the test's API key.
+#[track_caller]
+fn assert_no_key_in(files: &[std::path::PathBuf]) {
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned();
+        assert!(
+            !text.contains("sk-test-123"),
+            "the key is in {}:\n{text}",
+            f.display()
+        );
+    }
 }
 
 /// Both streams.
@@ -330,14 +353,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
     all_files(&d.join("session"), &mut files);
     assert!(files.iter().any(|f| f.ends_with("model/events.jsonl")));
     assert!(files.iter().any(|f| f.ends_with("model/system-prompt.txt")));
-    for f in files {
-        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !text.contains("sk-test-123"),
-            "the key is in {}",
-            f.display()
-        );
-    }
+    assert_no_key_in(&files);
     let names = events(d)
         .into_iter()
         .map(|e| e["event"].as_str().unwrap().to_owned())
@@ -475,11 +491,10 @@ fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
     assert_exit(&out, 1);
     assert!(both(&out).contains("LW803"), "{}", both(&out));
     // Nothing listens: an environment failure (LW801).
-    let port = unused_port();
     let dir = setup();
     let out = compile(
         dir.path(),
-        &format!("http://127.0.0.1:{port}/v1"),
+        &unreachable_url(),
         &["--max-planner-calls", "1"],
     );
     assert_exit(&out, 1);
@@ -732,14 +747,7 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
     for name in ["session/events.jsonl", "session/model/events.jsonl"] {
         assert!(files.iter().any(|f| f.ends_with(name)), "{name}");
     }
-    for f in files {
-        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !text.contains("sk-test-123"),
-            "the key is in {}:\n{text}",
-            f.display()
-        );
-    }
+    assert_no_key_in(&files);
 }
 
 /// A newcomer's model-server mistakes: nothing listening, or a URL without the API root.
@@ -747,13 +755,8 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
 /// spending all eight, and says what to check.
 #[test]
 fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_check() {
-    let port = unused_port();
     let dir = setup();
-    let out = compile(
-        dir.path(),
-        &format!("http://127.0.0.1:{port}/v1"),
-        &["--format", "json"],
-    );
+    let out = compile(dir.path(), &unreachable_url(), &["--format", "json"]);
     assert_exit(&out, 1);
     let text = both(&out);
     assert!(text.contains("cannot reach the model server"), "{text}");
@@ -820,13 +823,11 @@ fn code_setup() -> tempfile::TempDir {
     });
     write_json(dir.path(), "workflow.json", &definition);
     write_json(dir.path(), "input.json", &json!({ "items": [1, 2, 3] }));
-    let skill = dir.path().join(".agents/skills/writing-code");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write_skill(
+        dir.path(),
+        "writing-code",
         "Read the input with json.load(sys.stdin); print one JSON value.\n",
-    )
-    .unwrap();
+    );
     dir
 }
 
