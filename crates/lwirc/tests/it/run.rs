@@ -23,6 +23,11 @@ fn register(dir: &Path, draft: &Value, definition: &Value) -> String {
     register_files(dir, &d, &w)
 }
 
+/// A draft of workflow `w`: `steps` and `output`.
+fn draft(steps: Value, output: Value) -> Value {
+    json!({"lwir": "1", "workflow": "w", "steps": steps, "output": output})
+}
+
 /// A definition with tools `tools` (id → output schema, any object as input).
 fn definition(tools: &[(&str, Value)]) -> Value {
     let tools: serde_json::Map<String, Value> = tools
@@ -285,15 +290,14 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
     )]);
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
                  "steps": [{"id": "echo", "kind": "tool.call", "tool": "echo", "args": {"x": "${ x }"}}],
                  "result": "${ steps.echo.output.v }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
+            ]),
+            json!("${ steps.each.output }"),
+        ),
         &def,
     );
     let keys = dir.path().join("keys");
@@ -364,15 +368,14 @@ fn retry_after_a_fix_calls_only_the_failed_step() {
     let def = definition(&[("one", n.clone()), ("two", n.clone()), ("three", n)]);
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "a", "kind": "tool.call", "tool": "one"},
                 {"id": "b", "kind": "tool.call", "tool": "two", "args": {"n": "${ steps.a.output.n }"}},
                 {"id": "c", "kind": "tool.call", "tool": "three", "args": {"n": "${ steps.b.output.n }"}}
-            ],
-            "output": "${ steps.c.output }"
-        }),
+            ]),
+            json!("${ steps.c.output }"),
+        ),
         &def,
     );
     let calls = dir.path().join("calls");
@@ -459,9 +462,10 @@ fn hostile_tools_fail_their_step_cleanly() {
     let def = definition(&[("t", out_schema)]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "t", "kind": "tool.call", "tool": "t"}],
-                "output": "${ steps.t.output }"}),
+        &draft(
+            json!([{"id": "t", "kind": "tool.call", "tool": "t"}]),
+            json!("${ steps.t.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -551,11 +555,12 @@ fn command_models_are_checked_and_their_tool_loops_bounded() {
     let def = definition(&[("echo", json!({"type": "object"}))]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "classify", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
+        &draft(
+            json!([{"id": "classify", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
                            "tools": ["echo"],
-                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}],
-                "output": "${ steps.classify.output }"}),
+                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}]),
+            json!("${ steps.classify.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({"title": "it crashes"}));
@@ -597,10 +602,11 @@ fn drift_fails_or_pauses_and_is_accepted() {
     let def = definition(&[]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "m", "kind": "model.call", "model": "fast", "prompt": "hi",
-                           "output": {"type": "object"}}],
-                "output": "${ steps.m.output }"}),
+        &draft(
+            json!([{"id": "m", "kind": "model.call", "model": "fast", "prompt": "hi",
+                           "output": {"type": "object"}}]),
+            json!("${ steps.m.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -709,10 +715,11 @@ fn a_model_server_is_asked_with_a_fallback_ladder() {
     let def = definition(&[]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "m", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
-                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}],
-                "output": "${ steps.m.output }"}),
+        &draft(
+            json!([{"id": "m", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
+                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}]),
+            json!("${ steps.m.output }"),
+        ),
         &def,
     );
     let (url, seen) = model_server();
@@ -972,15 +979,14 @@ fn a_map_whose_items_end_out_of_order_replays_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 2,
                  "steps": [{"id": "t", "kind": "tool.call", "tool": "slow", "args": {"x": "${ x }"}}],
                  "result": "${ steps.t.output }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
+            ]),
+            json!("${ steps.each.output }"),
+        ),
         &definition(&[("slow", json!({}))]),
     );
     let tool = script(

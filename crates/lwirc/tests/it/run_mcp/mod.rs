@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{
-    check_bindings, drifts_then_resumes_when_accepted, kill_at, register,
+    check_bindings, draft, drifts_then_resumes_when_accepted, kill_at, register,
     replays_without_difference, run_bound, run_events, run_id, stdout_json,
 };
 use crate::common::{
@@ -145,16 +145,15 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
     assert!(calls(&log).is_empty(), "listing calls nothing");
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 3,
                  "steps": [{"id": "add", "kind": "tool.call", "tool": "c.add", "args": {"a": "${ x }", "b": 10}}],
                  "result": "${ steps.add.output.sum }"},
                 {"id": "say", "kind": "tool.call", "tool": "c.echo", "args": {"message": "done"}}
-            ],
-            "output": {"sums": "${ steps.each.output }", "said": "${ steps.say.output }"}
-        }),
+            ]),
+            json!({"sums": "${ steps.each.output }", "said": "${ steps.say.output }"}),
+        ),
         &definition(&tools),
     );
     let b = counter_bindings(
@@ -201,9 +200,10 @@ fn a_tool_that_changed_at_its_server_is_drift() {
     let (tools, _) = import(dir.path(), &line, "");
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "add", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}}],
-                "output": "${ steps.add.output }"}),
+        &draft(
+            json!([{"id": "add", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}}]),
+            json!("${ steps.add.output }"),
+        ),
         &definition(&tools),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -279,15 +279,14 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let log = dir.path().join("calls");
     let version = register_on_counter(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
                  "steps": [{"id": "d", "kind": "tool.call", "tool": "double", "args": {"x": "${ x }"}}],
                  "result": "${ steps.d.output.v }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
+            ]),
+            json!("${ steps.each.output }"),
+        ),
     );
     let b = counter_bindings(
         dir.path(),
@@ -350,9 +349,10 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
             .extend(limits.as_object().unwrap().clone());
         let version = register(
             dir.path(),
-            &json!({"lwir": "1", "workflow": "w",
-                    "steps": [{"id": "t", "kind": "tool.call", "tool": tool}],
-                    "output": "${ steps.t.output }"}),
+            &draft(
+                json!([{"id": "t", "kind": "tool.call", "tool": tool}]),
+                json!("${ steps.t.output }"),
+            ),
             &def,
         );
         let b = write_json(
@@ -429,13 +429,14 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     let fixed = dir.path().join("fixed");
     let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
-                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "sum ${ steps.a.output.sum }"}, "after": ["a"]},
-                    {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
-                ],
-                "output": {"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}}),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "sum ${ steps.a.output.sum }"}, "after": ["a"]},
+                {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
+            ]),
+            json!({"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}),
+        ),
     );
     let fixed_arg = fixed.display().to_string();
     let b = counter_bindings(
@@ -475,12 +476,13 @@ fn a_server_that_crashed_is_started_again_for_the_next_call() {
     let log = dir.path().join("calls");
     let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "crash", "retry": {"max_attempts": 5}},
-                    {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
-                ],
-                "output": {"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}}),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "crash", "retry": {"max_attempts": 5}},
+                {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
+            ]),
+            json!({"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}),
+        ),
     );
     let once = dir.path().join("crashed").display().to_string();
     let b = counter_bindings(
@@ -571,9 +573,8 @@ fn real_servers_everything_and_time() {
     );
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.cities }", "as": "c", "max_parallel": 2,
                  "steps": [
                     {"id": "sum", "kind": "tool.call", "tool": "every.get-sum", "args": {"a": "${ c.a }", "b": 2}},
@@ -585,9 +586,9 @@ fn real_servers_everything_and_time() {
                  "result": {"sum": "${ steps.sum.output }", "temperature": "${ steps.weather.output.temperature }",
                             "tz": "${ steps.conv.output.target.timezone }"}},
                 {"id": "env", "kind": "tool.call", "tool": "every.get-env"}
-            ],
-            "output": {"each": "${ steps.each.output }", "env": "${ steps.env.output }"}
-        }),
+            ]),
+            json!({"each": "${ steps.each.output }", "env": "${ steps.env.output }"}),
+        ),
         &definition(&tools),
     );
     let b = write_json(
@@ -694,9 +695,10 @@ fn a_real_server_over_streamable_http() {
     let tools = stdout_json(&out)["tools"].clone();
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "e", "kind": "tool.call", "tool": "util.echo", "args": {"message": "over HTTP"}}],
-                "output": "${ steps.e.output }"}),
+        &draft(
+            json!([{"id": "e", "kind": "tool.call", "tool": "util.echo", "args": {"message": "over HTTP"}}]),
+            json!("${ steps.e.output }"),
+        ),
         &definition(&tools),
     );
     let b = write_json(
@@ -805,13 +807,14 @@ fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
     let log = dir.path().join("calls");
     let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
-                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "x"}, "after": ["a"]},
-                    {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
-                ],
-                "output": "${ steps.c.output }"}),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "x"}, "after": ["a"]},
+                {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
+            ]),
+            json!("${ steps.c.output }"),
+        ),
     );
     let b = counter_bindings(
         dir.path(),
