@@ -28,6 +28,33 @@ fn draft(steps: Value, output: Value) -> Value {
     json!({"lwir": "1", "workflow": "w", "steps": steps, "output": output})
 }
 
+/// A draft of a `map` over the input's `xs` (4 at a time) calling `tool` as step `id` on
+/// each `x`, its output the list of the calls' `v`; and the input of 50 items, 0 to 49, in
+/// `dir`. What the kill tests run.
+fn map_of_50_calls(dir: &Path, id: &str, tool: &str) -> (Value, String) {
+    let draft = draft(
+        json!([
+            {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
+             "steps": [{"id": id, "kind": "tool.call", "tool": tool, "args": {"x": "${ x }"}}],
+             "result": format!("${{ steps.{id}.output.v }}")}
+        ]),
+        json!("${ steps.each.output }"),
+    );
+    let input = write_json(
+        dir,
+        "input.json",
+        &json!({"xs": (0..50).collect::<Vec<_>>()}),
+    );
+    (draft, input)
+}
+
+/// Asserts that `out` printed what the kill tests' map gives: each `x` doubled.
+#[track_caller]
+fn assert_doubled(out: &std::process::Output) {
+    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
+    assert_eq!(stdout_json(out), json!(expected));
+}
+
 /// A definition with tools `tools` (id → output schema, any object as input).
 fn definition(tools: &[(&str, Value)]) -> Value {
     let tools: serde_json::Map<String, Value> = tools
@@ -288,18 +315,8 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
         "echo",
         json!({"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}),
     )]);
-    let version = register(
-        dir.path(),
-        &draft(
-            json!([
-                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
-                 "steps": [{"id": "echo", "kind": "tool.call", "tool": "echo", "args": {"x": "${ x }"}}],
-                 "result": "${ steps.echo.output.v }"}
-            ]),
-            json!("${ steps.each.output }"),
-        ),
-        &def,
-    );
+    let (map, input) = map_of_50_calls(dir.path(), "echo", "echo");
+    let version = register(dir.path(), &map, &def);
     let keys = dir.path().join("keys");
     // Appends the call's key, takes a while, answers x * 2.
     let tool = script(
@@ -317,11 +334,6 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
         &[("echo", json!({"command": [tool]}))],
         json!({}),
     );
-    let input = write_json(
-        dir.path(),
-        "input.json",
-        &json!({"xs": (0..50).collect::<Vec<_>>()}),
-    );
     let lines = || {
         std::fs::read_to_string(&keys)
             .map(|t| t.lines().count())
@@ -338,8 +350,7 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
     }
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
-    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
-    assert_eq!(stdout_json(&out), json!(expected));
+    assert_doubled(&out);
     let text = std::fs::read_to_string(&keys).unwrap();
     let mut counts = std::collections::BTreeMap::new();
     for key in text.lines() {

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{
-    check_bindings, draft, drifts_then_resumes_when_accepted, kill_at, register,
-    replays_without_difference, run_bound, run_events, run_id, stdout_json,
+    assert_doubled, check_bindings, draft, drifts_then_resumes_when_accepted, kill_at,
+    map_of_50_calls, register, replays_without_difference, run_bound, run_events, run_id,
+    stdout_json,
 };
 use crate::common::{
     assert_exit, assert_stderr_has, command, lwirc, output_within, register_files, root, stderr,
@@ -277,17 +278,8 @@ fn a_tool_that_changed_at_its_server_is_drift() {
 fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls");
-    let version = register_on_counter(
-        dir.path(),
-        &draft(
-            json!([
-                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
-                 "steps": [{"id": "d", "kind": "tool.call", "tool": "double", "args": {"x": "${ x }"}}],
-                 "result": "${ steps.d.output.v }"}
-            ]),
-            json!("${ steps.each.output }"),
-        ),
-    );
+    let (map, input) = map_of_50_calls(dir.path(), "d", "double");
+    let version = register_on_counter(dir.path(), &map);
     let b = counter_bindings(
         dir.path(),
         "bindings.json",
@@ -295,11 +287,6 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
         1,
         &["--delay-ms", "40"],
         &[("double", "double")],
-    );
-    let input = write_json(
-        dir.path(),
-        "input.json",
-        &json!({"xs": (0..50).collect::<Vec<_>>()}),
     );
     let count = || calls(&log).len();
     let kill_at = |args: &[&str], at: usize| {
@@ -316,8 +303,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let kills = 1 + resumes.len();
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
-    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
-    assert_eq!(stdout_json(&out), json!(expected));
+    assert_doubled(&out);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for (_, key) in calls(&log) {
         *counts.entry(key).or_insert(0) += 1;
