@@ -22,6 +22,13 @@ use crate::common::{
     stdout, unused_port, write_json,
 };
 
+/// A temporary directory, and the file in it the test server counts its calls into.
+fn counting_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    (dir, log)
+}
+
 /// The test server's path.
 fn counter() -> String {
     root()
@@ -130,8 +137,7 @@ fn calls(log: &Path) -> Vec<(String, String)> {
 /// idempotency keys at the server, `bindings check`, and a replay that calls nothing.
 #[test]
 fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let line = format!("python3 {} --log {}", counter(), log.display());
     let (tools, said) = import(dir.path(), &line, "c.");
     assert!(
@@ -195,8 +201,7 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
 /// says so too (exit 3); a tool the server no longer lists is LW704.
 #[test]
 fn a_tool_that_changed_at_its_server_is_drift() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let line = format!("python3 {} --log {} --variant 1", counter(), log.display());
     let (tools, _) = import(dir.path(), &line, "");
     let version = register(
@@ -276,8 +281,7 @@ fn a_tool_that_changed_at_its_server_is_drift() {
 /// than once per kill plus once, and the calls sent again are at most `max_parallel` per kill.
 #[test]
 fn kill_9_during_a_map_of_mcp_calls_and_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let (map, input) = map_of_50_calls(dir.path(), "d", "double");
     let version = register_on_counter(dir.path(), &map);
     let b = counter_bindings(
@@ -321,8 +325,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
 /// answers (the call's timeout), one that exits mid-call.
 #[test]
 fn hostile_mcp_servers_fail_their_step_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
     let def = definition(&tools);
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -410,8 +413,7 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
 /// `runs retry` calls only that step again, and a replay calls nothing.
 #[test]
 fn retry_calls_only_the_failed_mcp_step_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let fixed = dir.path().join("fixed");
     let version = register_on_counter(
         dir.path(),
@@ -458,8 +460,7 @@ fn retry_calls_only_the_failed_mcp_step_again() {
 /// the step fails saying so.
 #[test]
 fn a_server_that_crashed_is_started_again_for_the_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let version = register_on_counter(
         dir.path(),
         &draft(
@@ -789,8 +790,7 @@ fn tools_import_refuses_what_it_cannot_list() {
 /// new input schema) fails the step that calls it next; the calls before it stand.
 #[test]
 fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let version = register_on_counter(
         dir.path(),
         &draft(
