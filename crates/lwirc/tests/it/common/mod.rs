@@ -88,7 +88,13 @@ pub(crate) fn register_files(dir: &Path, draft: &str, definition: &str) -> Strin
 /// `lwirc register` of the example draft against the example definition in `dir`, with
 /// `extra` arguments (`--registry R`, say); what it did.
 pub(crate) fn register_example_with(dir: &Path, extra: &[&str]) -> Output {
-    let draft = example("draft.json");
+    register_against_example(dir, "draft.json", extra)
+}
+
+/// `lwirc register` of the example's file `draft` against the example definition in `dir`,
+/// with `extra` arguments; what it did.
+pub(crate) fn register_against_example(dir: &Path, draft: &str, extra: &[&str]) -> Output {
+    let draft = example(draft);
     let definition = example("workflow.json");
     let mut args = vec!["register", draft.as_str(), "-d", definition.as_str()];
     args.extend_from_slice(extra);
