@@ -239,6 +239,24 @@ fn assert_no_key_in(files: &[std::path::PathBuf]) {
     }
 }
 
+/// The names of the `harness.tool_call.*` events of the session in `d/session`, in order.
+fn tool_call_events(d: &Path) -> Vec<String> {
+    events(d)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .filter(|n| n.starts_with("harness.tool_call."))
+        .collect()
+}
+
+/// What [`tool_call_events`] are for `n` tool calls that each started and succeeded.
+fn tool_calls_that_succeeded(n: usize) -> Vec<String> {
+    ["harness.tool_call.started", "harness.tool_call.succeeded"]
+        .repeat(n)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Both streams.
 fn both(out: &std::process::Output) -> String {
     format!("{}{}", stdout(out), stderr(out))
@@ -365,19 +383,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
             .count(),
         4
     );
-    assert_eq!(
-        names
-            .iter()
-            .filter(|n| n.starts_with("harness.tool_call."))
-            .cloned()
-            .collect::<Vec<_>>(),
-        [
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded"
-        ]
-    );
+    assert_eq!(tool_call_events(d), tool_calls_that_succeeded(2));
 }
 
 #[test]
@@ -1005,24 +1011,7 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
         "{err}"
     );
     // Each call is logged like the other tools.
-    let names: Vec<String> = events(d)
-        .iter()
-        .map(|e| e["event"].as_str().unwrap().to_owned())
-        .filter(|n| n.starts_with("harness.tool_call."))
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded"
-        ]
-    );
+    assert_eq!(tool_call_events(d), tool_calls_that_succeeded(4));
     // The version runs, and its body gives what test_code said.
     let bindings = write_json(
         d,
