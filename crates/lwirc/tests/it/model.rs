@@ -150,6 +150,11 @@ fn tool_calls(calls: &[(&str, Value)]) -> Scripted {
     )
 }
 
+/// A model turn of one `bash` call running `command`.
+fn bash_call(command: &str) -> Scripted {
+    tool_calls(&[("bash", json!({ "command": command }))])
+}
+
 fn recorded_answer(n: u32) -> String {
     std::fs::read_to_string(root().join(format!("examples/issue-triage/planner/call-{n}.json")))
         .unwrap()
@@ -880,10 +885,9 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
     let dir = code_setup();
     let d = dir.path();
     let server = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "cat .agents/skills/writing-code/SKILL.md; cat /mnt/memory/workflow/lessons-learned.md" }),
-        )]),
+        bash_call(
+            "cat .agents/skills/writing-code/SKILL.md; cat /mnt/memory/workflow/lessons-learned.md",
+        ),
         tool_calls(&[(
             "test_code",
             json!({ "language": "python", "body": SUM_BODY, "input": { "items": [1, 2, 3] }, "output": sum_output() }),
@@ -1117,10 +1121,9 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
     let dir = code_setup();
     let d = dir.path();
     let first = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "echo once >> /mnt/memory/workflow/count.txt; wc -l < /mnt/memory/workflow/count.txt" }),
-        )]),
+        bash_call(
+            "echo once >> /mnt/memory/workflow/count.txt; wc -l < /mnt/memory/workflow/count.txt",
+        ),
         (0, vec![], String::new()),
     ]);
     let mut child = compile_command(d, "input.json", &first.url, &[])
@@ -1157,10 +1160,7 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
 fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
     let dir = code_setup();
     let d = dir.path();
-    let server = serve(vec![
-        tool_calls(&[("bash", json!({ "command": "id" }))]),
-        answer(&sum_draft().to_string()),
-    ]);
+    let server = serve(vec![bash_call("id"), answer(&sum_draft().to_string())]);
     let mut c = compile_command(d, "input.json", &server.url, &[]);
     c.env("PATH", "/nonexistent");
     let out = c.output().unwrap();
@@ -1214,10 +1214,9 @@ fn a_link_planted_at_the_skills_mount_point_is_replaced() {
     let dir = code_setup();
     let d = dir.path();
     let server = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted" }),
-        )]),
+        bash_call(
+            "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted",
+        ),
         tool_calls(&[
             (
                 "bash",
