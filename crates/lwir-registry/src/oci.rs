@@ -239,7 +239,6 @@ impl Credentials {
 }
 
 /// One request to the registry's API, as `Oci::send` was asked it.
-#[derive(Clone, Copy)]
 struct Request<'a> {
     method: &'a str,
     url: &'a str,
@@ -461,22 +460,17 @@ impl Oci {
 
     /// Sends `request` once, with `auth` as its `Authorization`.
     fn once(&self, request: &Request<'_>, auth: Option<&str>) -> Result<Answer, StorageError> {
-        let Request {
-            method,
-            url,
-            headers,
-            body,
-            limit,
-            what,
-        } = *request;
-        let mut builder = ureq::http::Request::builder().method(method).uri(url);
-        for (k, v) in headers {
+        let (method, limit, what) = (request.method, request.limit, request.what);
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(request.url);
+        for (k, v) in request.headers {
             builder = builder.header(*k, *v);
         }
         if let Some(auth) = auth {
             builder = builder.header("Authorization", auth);
         }
-        let sent = match body {
+        let sent = match request.body {
             Some(body) => builder.body(body.to_vec()).map(|r| self.agent.run(r)),
             None => builder.body(()).map(|r| self.agent.run(r)),
         };
