@@ -1046,17 +1046,6 @@ impl Storage for Oci {
         Ok(())
     }
 
-    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        self.publish(version, &version_tag(version, 0), bytes)
-    }
-
-    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        let tag = version_tag(version, 0);
-        self.manifest(&tag)?
-            .map(|m| self.reference_of(&tag, m))
-            .transpose()
-    }
-
     fn put_registration(
         &self,
         version: &Digest,
