@@ -14,17 +14,10 @@
 #   LWIRC_TEST_POSTGRES=postgres://… benches/goals.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/lib.sh
 root=$(pwd)
 
-profile=${PROFILE:-release}
-if [ "$profile" = release ]; then
-    cargo build --release --locked -q --bin lwirc
-    lwirc=${CARGO_TARGET_DIR:-target}/release/lwirc
-else
-    cargo build --locked -q --bin lwirc
-    lwirc=${CARGO_TARGET_DIR:-target}/debug/lwirc
-fi
-lwirc=$(realpath "$lwirc")
+build_lwirc
 work=$(mktemp -d)
 serving=()
 cleanup() {

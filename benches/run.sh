@@ -13,22 +13,15 @@
 #   RUNS=5 CALLS="1000" PROFILE=dev benches/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/lib.sh
 
 runs=${RUNS:-3}
 calls_list=${CALLS:-"1000 10000"}
-profile=${PROFILE:-release}
 everything=${LWIRC_TEST_MCP_EVERYTHING:?set it to server-everything\'s dist/index.js (. .ci/engines.sh)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if [ "$profile" = release ]; then
-    cargo build --release --locked -q --bin lwirc
-    lwirc=${CARGO_TARGET_DIR:-target}/release/lwirc
-else
-    cargo build --locked -q --bin lwirc
-    lwirc=${CARGO_TARGET_DIR:-target}/debug/lwirc
-fi
-lwirc=$(realpath "$lwirc")
+build_lwirc
 plain=$(realpath benches/plain_mcp_client.py)
 
 cd "$work"

@@ -170,14 +170,6 @@ impl Storage for Directory {
         }
     }
 
-    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        publish(&self.area(Area::Versions), version.hex(), bytes)
-    }
-
-    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        self.read(Area::Versions, version.hex())
-    }
-
     fn put_registration(
         &self,
         version: &Digest,

@@ -373,14 +373,20 @@ pub trait Storage {
     /// nothing references). A storage that does not delete (an OCI registry leaves
     /// unreferenced blobs to its garbage collection) may keep it and succeed.
     fn remove_object(&self, digest: &Digest) -> Result<(), StorageError>;
-    /// Publishes the reference of `version` unless one exists.
-    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError>;
-    /// The reference of `version`; `None` when absent.
-    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError>;
-    /// Publishes the reference of registration `n` (≥ 1) of `version` unless one exists.
+    /// Publishes the reference of `version` unless one exists: its registration 0.
+    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
+        self.put_registration(version, 0, bytes)
+    }
+    /// The reference of `version`; `None` when absent: its registration 0.
+    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
+        self.registration(version, 0)
+    }
+    /// Publishes the reference of registration `n` of `version` unless one exists: 0 is the
+    /// version's own ([`Storage::put_version`]), n ≥ 1 a later registration.
     fn put_registration(&self, version: &Digest, n: u32, bytes: &[u8])
     -> Result<Put, StorageError>;
-    /// The reference of registration `n` (≥ 1) of `version`; `None` when absent.
+    /// The reference of registration `n` of `version` (0: the version's own); `None` when
+    /// absent.
     fn registration(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError>;
     /// Every name in `area`.
     fn list(&self, area: Area) -> Result<Vec<Listed>, StorageError>;
@@ -456,12 +462,6 @@ impl Storage for AnyStorage {
     }
     fn remove_object(&self, digest: &Digest) -> Result<(), StorageError> {
         self.inner().remove_object(digest)
-    }
-    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        self.inner().put_version(version, bytes)
-    }
-    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        self.inner().version(version)
     }
     fn put_registration(
         &self,
@@ -727,10 +727,7 @@ impl<S: Storage> Registry<S> {
 
     /// The stored reference of registration `n` of `version` (0: the first), unverified.
     fn reference_bytes(&self, version: &Digest, n: u32) -> Result<Option<Vec<u8>>, StorageError> {
-        match n {
-            0 => self.storage.version(version),
-            n => self.storage.registration(version, n),
-        }
+        self.storage.registration(version, n)
     }
 
     /// Registration `n` of `version`, its reference and record verified (the LWIR is left
@@ -909,10 +906,7 @@ impl<S: Storage> Registry<S> {
             }
             to.put_verified(&entry.record_digest, &self.record_bytes(entry)?)?;
             let reference = version_ref(version, &entry.record_digest);
-            let put = match n {
-                0 => to.storage.put_version(version, &reference)?,
-                n => to.storage.put_registration(version, n, &reference)?,
-            };
+            let put = to.storage.put_registration(version, n, &reference)?;
             if put == Put::Existed
                 && to.reference_bytes(version, n)?.as_deref() != Some(&reference[..])
             {

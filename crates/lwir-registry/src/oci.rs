@@ -238,6 +238,18 @@ impl Credentials {
     }
 }
 
+/// One request to the registry's API, as `Oci::send` was asked it.
+struct Request<'a> {
+    method: &'a str,
+    url: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    body: Option<&'a [u8]>,
+    /// The most bytes of answer read.
+    limit: u64,
+    /// What it is for, in messages.
+    what: &'a str,
+}
+
 /// A response: status, the headers the client uses, the body.
 struct Answer {
     status: u16,
@@ -386,6 +398,14 @@ impl Oci {
         limit: u64,
         what: &str,
     ) -> Result<Answer, StorageError> {
+        let request = Request {
+            method,
+            url,
+            headers,
+            body,
+            limit,
+            what,
+        };
         let mut authenticated = false;
         let mut backoff = lwir_spec::retry::Backoff::new(
             Duration::from_millis(50),
@@ -401,7 +421,7 @@ impl Oci {
             } else {
                 None
             };
-            let answer = self.once(method, url, headers, body, limit, auth.as_deref(), what)?;
+            let answer = self.once(&request, auth.as_deref())?;
             if answer.status == 401 && !authenticated {
                 authenticated = true;
                 if self.authenticate(&answer, what)? {
@@ -438,25 +458,19 @@ impl Oci {
         })
     }
 
-    #[allow(clippy::too_many_arguments, reason = "one HTTP request, spelled out")]
-    fn once(
-        &self,
-        method: &str,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-        limit: u64,
-        auth: Option<&str>,
-        what: &str,
-    ) -> Result<Answer, StorageError> {
-        let mut builder = ureq::http::Request::builder().method(method).uri(url);
-        for (k, v) in headers {
+    /// Sends `request` once, with `auth` as its `Authorization`.
+    fn once(&self, request: &Request<'_>, auth: Option<&str>) -> Result<Answer, StorageError> {
+        let (method, limit, what) = (request.method, request.limit, request.what);
+        let mut builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(request.url);
+        for (k, v) in request.headers {
             builder = builder.header(*k, *v);
         }
         if let Some(auth) = auth {
             builder = builder.header("Authorization", auth);
         }
-        let sent = match body {
+        let sent = match request.body {
             Some(body) => builder.body(body.to_vec()).map(|r| self.agent.run(r)),
             None => builder.body(()).map(|r| self.agent.run(r)),
         };
@@ -534,7 +548,15 @@ impl Oci {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query.join("&"));
             let basic = self.basic();
-            let got = self.once("GET", &url, &[], None, MAX_OTHER, basic.as_deref(), what)?;
+            let token_request = Request {
+                method: "GET",
+                url: &url,
+                headers: &[],
+                body: None,
+                limit: MAX_OTHER,
+                what,
+            };
+            let got = self.once(&token_request, basic.as_deref())?;
             if got.status != 200 {
                 return Err(self.error(
                     what,
@@ -1022,17 +1044,6 @@ impl Storage for Oci {
     fn remove_object(&self, _digest: &Digest) -> Result<(), StorageError> {
         // Left to the registry's garbage collection: nothing references it.
         Ok(())
-    }
-
-    fn put_version(&self, version: &Digest, bytes: &[u8]) -> Result<Put, StorageError> {
-        self.publish(version, &version_tag(version, 0), bytes)
-    }
-
-    fn version(&self, version: &Digest) -> Result<Option<Vec<u8>>, StorageError> {
-        let tag = version_tag(version, 0);
-        self.manifest(&tag)?
-            .map(|m| self.reference_of(&tag, m))
-            .transpose()
     }
 
     fn put_registration(

@@ -139,18 +139,7 @@ fn bench(n: usize) {
     let cut_runtime = Runtime::new(cut_store, &registry);
     let started = Instant::now();
     let resumed = cut_runtime
-        .resume(
-            &run,
-            false,
-            &Continue {
-                bindings: None,
-                accept_drift: false,
-                by: "bench".into(),
-                definition: None,
-            },
-            &effects_for,
-            &Quiet,
-        )
+        .resume(&run, false, &Continue::by("bench"), &effects_for, &Quiet)
         .unwrap();
     let resume_time = started.elapsed();
     assert!(

@@ -85,6 +85,18 @@ pub struct Continue<'a> {
     pub definition: Option<&'a SpannedDocument>,
 }
 
+impl Continue<'_> {
+    /// Going on as `by`, with the run's own bindings and definition, accepting no drift.
+    pub fn by(by: impl Into<String>) -> Self {
+        Continue {
+            bindings: None,
+            accept_drift: false,
+            by: by.into(),
+            definition: None,
+        }
+    }
+}
+
 /// How a run (or this walk of it) ended.
 #[derive(Clone, Debug)]
 pub enum Status {

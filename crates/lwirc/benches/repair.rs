@@ -19,6 +19,22 @@ use lwir_validators::pipeline::Source;
 mod generated;
 use generated::{definition, misspelt_draft};
 
+/// The safe fixes of `checked` (the findings of `bytes`) applied, at most 16 passes.
+fn one_round(
+    check: &mut PipelineCheck,
+    bytes: &[u8],
+    checked: lwir_repair::fixes::Checked,
+) -> lwir_repair::fixes::FixOutcome {
+    apply_safe_fixes(
+        check,
+        bytes.to_vec(),
+        checked,
+        &mut Seen::default(),
+        16,
+        &mut |_| {},
+    )
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("repair");
     for steps in [10, 1_000, 10_000, 100_000] {
@@ -33,14 +49,7 @@ fn bench(c: &mut Criterion) {
         let fix = |bytes: &Vec<u8>| {
             let mut check = check.clone();
             let checked = check.check(bytes);
-            apply_safe_fixes(
-                &mut check,
-                bytes.clone(),
-                checked,
-                &mut Seen::default(),
-                16,
-                &mut |_| {},
-            )
+            one_round(&mut check, bytes, checked)
         };
         // Sanity: one pass of fixes leaves a clean draft.
         let outcome = fix(&bytes);
@@ -68,16 +77,7 @@ fn bench(c: &mut Criterion) {
                     let checked = check.check(bytes);
                     (check, checked)
                 },
-                |(mut check, checked)| {
-                    black_box(apply_safe_fixes(
-                        &mut check,
-                        bytes.clone(),
-                        checked,
-                        &mut Seen::default(),
-                        16,
-                        &mut |_| {},
-                    ))
-                },
+                |(mut check, checked)| black_box(one_round(&mut check, bytes, checked)),
                 criterion::BatchSize::LargeInput,
             )
         });

@@ -8,27 +8,8 @@ use std::sync::Barrier;
 use common::*;
 use lwir_goals::projection::{Status, WorkStatus};
 use lwir_goals::run::Quiet;
-use lwir_goals::runner::{Failure, Runner};
 use lwir_goals::store::Store;
 use serde_json::{Value, json};
-
-/// A runner in memory answering by the request.
-struct By<F: Fn(&Value) -> Value + Sync>(F);
-
-impl<F: Fn(&Value) -> Value + Sync> Runner for By<F> {
-    fn describe(&self) -> String {
-        "in memory".into()
-    }
-
-    fn run(&self, request: &[u8], _env: &[(&str, String)]) -> Result<Vec<u8>, Failure> {
-        let request: Value = serde_json::from_slice(request).unwrap();
-        Ok(serde_json::to_vec(&(self.0)(&request)).unwrap())
-    }
-}
-
-fn ok() -> Value {
-    json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } })
-}
 
 /// A goal `a → b → c` (root `c`), all on `notes-cached`, adapting as `mode`.
 fn chain(mode: &str, max_adaptations: u32) -> Value {
@@ -49,12 +30,24 @@ fn keep() -> Value {
     json!({ "kind": "keep" })
 }
 
+/// `goal run` of `goal` on `runner`, adapting with `planner`, quietly.
+fn run_adapting(
+    world: &World,
+    goal: &str,
+    runner: &dyn lwir_goals::runner::Runner,
+    planner: &mut dyn lwir_goals::agent::Agent,
+) -> Result<lwir_goals::run::RunReport, lwir_goals::GoalError> {
+    world
+        .goals()
+        .run(goal, runner, Some(planner), None, &mut Quiet)
+}
+
 #[test]
 fn on_failure_fires_only_on_a_failure() {
     let world = World::new();
     let goal = world.create(&chain("conservative", 3));
     let failed_once = std::sync::Mutex::new(false);
-    let runner = By(|r: &Value| {
+    let runner = By("in memory", |r: &Value| {
         if r["work"]["key"] == "b" && !std::mem::replace(&mut *failed_once.lock().unwrap(), true) {
             json!({ "kind": "failed", "error": "flaky" })
         } else {
@@ -63,10 +56,7 @@ fn on_failure_fires_only_on_a_failure() {
     });
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     let requests = requests.borrow();
     assert_eq!(requests.len(), 1, "one failure, one adaptation");
@@ -85,13 +75,10 @@ fn on_failure_fires_only_on_a_failure() {
 fn every_step_fires_after_each_attempt_and_keep_changes_nothing_but_is_recorded() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 5));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep()), Ok(keep())]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     // After `a` and after `b`; after `c` the goal has succeeded and nothing remains.
     let keys: Vec<Value> = requests
@@ -119,23 +106,14 @@ fn every_step_fires_after_each_attempt_and_keep_changes_nothing_but_is_recorded(
 fn a_revision_keeps_finished_work_obsoletes_dropped_pending_items_and_advances() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let revise = json!({ "kind": "revise", "root": "c2", "items": [
         { "key": "a", "template": "notes-cached", "input": { "repo": "r" } },
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "${ work.a.output.notes }" } }
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
-    let before_a = world
-        .store
-        .events(&goal)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.event == "work.materialized")
-        .unwrap();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let before_a = world.first_event(&goal, "work.materialized");
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded, "{}", report.reason);
     let p = world.goals().show(&goal).unwrap();
     assert_eq!(p.generation, 1);
@@ -173,16 +151,13 @@ fn a_revision_keeps_finished_work_obsoletes_dropped_pending_items_and_advances()
 fn a_revision_that_alters_completed_work_is_refused() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let revise = json!({ "kind": "revise", "root": "c2", "items": [
         { "key": "a", "template": "notes-cached", "input": { "repo": "another" } },
         { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(
         report.status,
         Status::Succeeded,
@@ -191,13 +166,7 @@ fn a_revision_that_alters_completed_work_is_refused() {
     let p = world.goals().show(&goal).unwrap();
     assert_eq!(p.generation, 0);
     assert_eq!(p.plans[1].status, "failed");
-    let failed = world
-        .store
-        .events(&goal)
-        .unwrap()
-        .into_iter()
-        .find(|e| e.event == "plan.failed")
-        .unwrap();
+    let failed = world.first_event(&goal, "plan.failed");
     assert_eq!(failed.data["code"], "LW1019");
     assert_eq!(failed.data["findings"][0]["pointer"], "/items/0/key");
     // As `lwirc validate --format json` prints a finding, by the same renderer: a span
@@ -230,7 +199,7 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
     ]);
     let goal = world.create(&file);
     let together = Barrier::new(2);
-    let runner = By(|r: &Value| {
+    let runner = By("in memory", |r: &Value| {
         if r["work"]["key"] != "c" && r["work"]["key"] != "d" {
             together.wait();
         }
@@ -241,10 +210,7 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
     ] });
     let mut planner = Script::new(vec![Ok(revise)]);
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded);
     assert_eq!(
         requests.borrow().len(),
@@ -260,82 +226,37 @@ fn two_near_simultaneous_completions_give_exactly_one_revision() {
 fn adapt_requests_and_answers_satisfy_the_protocol_schema() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     let mut planner = Script::new(vec![Ok(keep())]);
     let requests = planner.requests.clone();
-    world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
-    let validator = |def: &str| {
-        let mut schema: Value =
-            serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
-        let root = schema.as_object_mut().unwrap();
-        root.remove("oneOf");
-        root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
-        jsonschema::draft202012::new(&schema).unwrap()
-    };
+    run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     let request = &requests.borrow()[0];
-    let errors: Vec<String> = validator("adapt_request")
+    let errors: Vec<String> = protocol("adapt_request")
         .iter_errors(request)
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
-    let answer = validator("answer");
+    let answer = protocol("answer");
     assert!(answer.is_valid(&keep()));
     assert!(answer.is_valid(&json!({ "kind": "revise", "items": [{ "key": "x", "template": "t", "input": {} }], "root": "x" })));
-    let example: Value = serde_json::from_slice(
-        &std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/goals/adaptive/planner/call-1.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let example = example_answer("adaptive/planner/call-1.json");
     assert!(answer.is_valid(&example));
-}
-
-/// A planner that cancels the goal while it "thinks", then revises.
-struct Cancelling<'a> {
-    world: &'a World,
-    goal: String,
-}
-
-impl lwir_goals::agent::Agent for Cancelling<'_> {
-    fn describe(&self) -> String {
-        "cancelling".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        self.world
-            .goals()
-            .cancel(&self.goal, Some("mid-adaptation"))
-            .unwrap();
-        let revise = json!({ "kind": "revise", "root": "c2", "items": [
-            { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
-        ] });
-        Ok(serde_json::to_vec(&revise).unwrap())
-    }
 }
 
 #[test]
 fn a_goal_cancelled_during_an_adaptation_is_not_revised() {
     let world = World::new();
     let goal = world.create(&chain("every-step", 1));
-    let runner = By(|_| ok());
-    let mut planner = Cancelling {
-        world: &world,
-        goal: goal.clone(),
-    };
-    let e = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap_err();
+    let runner = By("in memory", |_| ok());
+    // A planner that cancels the goal while it "thinks", then revises.
+    let mut planner = Answering("cancelling", || {
+        world.goals().cancel(&goal, Some("mid-adaptation")).unwrap();
+        let revise = json!({ "kind": "revise", "root": "c2", "items": [
+            { "key": "c2", "template": "notes-cached", "after": ["a"], "input": { "repo": "r" } }
+        ] });
+        Ok(serde_json::to_vec(&revise).unwrap())
+    });
+    let e = run_adapting(&world, &goal, &runner, &mut planner).unwrap_err();
     assert!(
         e.to_string()
             .contains("cancelled while it was being adapted"),
@@ -358,14 +279,11 @@ fn a_goal_without_replanning_runs_with_a_planner_and_never_asks_it() {
     let mut file = goal_file();
     file.as_object_mut().unwrap().remove("replanning");
     let goal = world.create(&file);
-    let runner = By(|_| ok());
+    let runner = By("in memory", |_| ok());
     // No answers: a call would fail the test.
     let mut planner = Script::new(Vec::new());
     let requests = planner.requests.clone();
-    let report = world
-        .goals()
-        .run(&goal, &runner, Some(&mut planner), None, &mut Quiet)
-        .unwrap();
+    let report = run_adapting(&world, &goal, &runner, &mut planner).unwrap();
     assert_eq!(report.status, Status::Succeeded, "{}", report.reason);
     assert!(requests.borrow().is_empty());
     assert!(report.adaptations.is_empty());

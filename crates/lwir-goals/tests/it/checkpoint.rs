@@ -18,7 +18,7 @@ use crate::common;
 
 use std::io::Write;
 
-use common::{World, goal_file};
+use common::{By, World, goal_file};
 use lwir_goals::events::GoalEvent;
 use lwir_goals::goal::Report;
 use lwir_goals::projection::{self, Fold};
@@ -439,29 +439,20 @@ fn a_log_rewritten_behind_lwircs_back_is_not_read_through_its_checkpoint() {
     same(&world, &goal, 0, 0, "rewritten");
 }
 
-/// A runner that succeeds, and while it runs `m0` another writer (a runtime, through its own
-/// `goal report`) records a failed attempt of `m1`: an append the driver did not make.
-struct Meddling<'a> {
-    world: &'a World,
-    goal: String,
-}
-
-impl lwir_goals::runner::Runner for Meddling<'_> {
-    fn describe(&self) -> String {
-        "meddling".into()
-    }
-
-    fn run(
-        &self,
-        request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-        let request: Value = serde_json::from_slice(request).unwrap();
+#[test]
+fn a_driver_keeps_its_fold_and_folds_what_others_append_meanwhile() {
+    let world = World::new();
+    let mut file = wide_goal(3);
+    file["limits"]["max_parallel"] = json!(1);
+    let goal = world.create(&file);
+    // A runner that succeeds, and while it runs `m0` another writer (a runtime, through its
+    // own `goal report`) records a failed attempt of `m1`: an append the driver did not make.
+    let runner = By("meddling", |request| {
         let key = request["work"]["key"].as_str().unwrap_or_default();
         if key == "m0" {
-            let goals = self.world.goals();
+            let goals = world.goals();
             goals
-                .report(&self.goal, "m1", &Report::Failed("by hand".into()))
+                .report(&goal, "m1", &Report::Failed("by hand".into()))
                 .unwrap();
         }
         let output = if key == "notes" {
@@ -469,20 +460,8 @@ impl lwir_goals::runner::Runner for Meddling<'_> {
         } else {
             json!({ "copied": 1 })
         };
-        Ok(serde_json::to_vec(&json!({ "kind": "succeeded", "output": output })).unwrap())
-    }
-}
-
-#[test]
-fn a_driver_keeps_its_fold_and_folds_what_others_append_meanwhile() {
-    let world = World::new();
-    let mut file = wide_goal(3);
-    file["limits"]["max_parallel"] = json!(1);
-    let goal = world.create(&file);
-    let runner = Meddling {
-        world: &world,
-        goal: goal.clone(),
-    };
+        json!({ "kind": "succeeded", "output": output })
+    });
     let report = world
         .goals()
         .run(&goal, &runner, None, None, &mut lwir_goals::run::Quiet)

@@ -154,6 +154,17 @@ impl World {
         }
     }
 
+    /// The first event of `goal` named `name`.
+    pub fn first_event(&self, goal: &str, name: &str) -> lwir_repair::events::Event {
+        use lwir_goals::store::Store;
+        self.store
+            .events(goal)
+            .unwrap()
+            .into_iter()
+            .find(|e| e.event == name)
+            .unwrap()
+    }
+
     /// The events of `goal`, by name.
     pub fn event_names(&self, goal: &str) -> Vec<String> {
         use lwir_goals::store::Store;
@@ -246,6 +257,67 @@ impl Agent for Script {
             }),
         }
     }
+}
+
+/// A runner in memory, described as `.0`, answering each request (parsed) with what `.1`
+/// returns for it.
+pub struct By<F: Fn(&Value) -> Value + Sync>(pub &'static str, pub F);
+
+impl<F: Fn(&Value) -> Value + Sync> lwir_goals::runner::Runner for By<F> {
+    fn describe(&self) -> String {
+        self.0.into()
+    }
+
+    fn run(
+        &self,
+        request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
+        let request: Value = serde_json::from_slice(request).unwrap();
+        Ok(serde_json::to_vec(&(self.1)(&request)).unwrap())
+    }
+}
+
+/// A runner's answer: succeeded, with the output of `notes-cached`.
+pub fn ok() -> Value {
+    json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } })
+}
+
+/// An agent, described as `.0`, whose every call answers what `.1` returns (the request
+/// unread).
+pub struct Answering<F: FnMut() -> Result<Vec<u8>, CallFailure>>(pub &'static str, pub F);
+
+impl<F: FnMut() -> Result<Vec<u8>, CallFailure>> Agent for Answering<F> {
+    fn describe(&self) -> String {
+        self.0.into()
+    }
+
+    fn call(
+        &mut self,
+        _kind: &str,
+        _request: &[u8],
+        _env: &[(&str, String)],
+    ) -> Result<Vec<u8>, CallFailure> {
+        (self.1)()
+    }
+}
+
+/// A validator of `#/$defs/{def}` of the planner protocol's schema.
+pub fn protocol(def: &str) -> jsonschema::Validator {
+    let mut schema: Value =
+        serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
+    let root = schema.as_object_mut().unwrap();
+    root.remove("oneOf");
+    root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+/// A recorded planner answer of `examples/goals/`, `path` below it.
+pub fn example_answer(path: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/goals")
+        .join(path);
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 /// `{"kind": "apply", items, root}`.

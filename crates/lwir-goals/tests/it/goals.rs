@@ -319,13 +319,26 @@ fn refused_with(proposal: Value, code: Code) -> Vec<lwir_spec::Finding> {
     findings
 }
 
+/// An eligible goal whose replan proposed [`recovery`], which waits for review.
+fn awaiting_review(world: &World) -> String {
+    let goal = eligible(world);
+    world
+        .goals()
+        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
+        .unwrap();
+    goal
+}
+
+/// [`refused_with`] a plan of `items` rooted at `root`.
+fn refused_plan(items: Value, root: &str, code: Code) -> Vec<lwir_spec::Finding> {
+    refused_with(apply(items, root), code)
+}
+
 #[test]
 fn invariant_1_every_template_is_in_the_catalog() {
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cachd", "input": { "repo": "r" } }]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cachd", "input": { "repo": "r" } }]),
+        "x",
         Code::UnknownTemplate,
     );
     let f = findings
@@ -338,14 +351,12 @@ fn invariant_1_every_template_is_in_the_catalog() {
 
 #[test]
 fn invariant_2_dependencies_name_active_work_or_earlier_items() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "a", "template": "notes-cached", "after": ["b"], "input": { "repo": "r" } },
-                { "key": "b", "template": "notes-cached", "after": ["ghost"], "input": { "repo": "r" } }
-            ]),
-            "a",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "a", "template": "notes-cached", "after": ["b"], "input": { "repo": "r" } },
+            { "key": "b", "template": "notes-cached", "after": ["ghost"], "input": { "repo": "r" } }
+        ]),
+        "a",
         Code::UnknownDependency,
     );
     let pointers: Vec<&str> = findings
@@ -376,18 +387,14 @@ fn invariant_2_an_item_may_depend_on_active_work() {
 
 #[test]
 fn invariant_3_the_root_is_new_and_root_capable() {
-    refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": "r" } }]),
-            "notes",
-        ),
+    refused_plan(
+        json!([{ "key": "x", "template": "notes-cached", "input": { "repo": "r" } }]),
+        "notes",
         Code::RootNotNew,
     );
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "m", "template": "mirror-log", "input": {} }]),
-            "m",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "m", "template": "mirror-log", "input": {} }]),
+        "m",
         Code::RootNotRootCapable,
     );
     assert_eq!(findings[0].pointer, "/root");
@@ -395,14 +402,12 @@ fn invariant_3_the_root_is_new_and_root_capable() {
 
 #[test]
 fn invariant_4_every_item_is_reachable_from_the_root() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "side", "template": "mirror-log", "input": {} },
-                { "key": "x", "template": "notes-cached", "input": { "repo": "r" } }
-            ]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "side", "template": "mirror-log", "input": {} },
+            { "key": "x", "template": "notes-cached", "input": { "repo": "r" } }
+        ]),
+        "x",
         Code::UnreachableWork,
     );
     assert_eq!(findings[0].pointer, "/items/0");
@@ -427,11 +432,8 @@ fn invariant_5_the_bounds_hold() {
 #[test]
 fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
     world
         .catalog
         .tampered
@@ -456,23 +458,19 @@ fn invariant_6_templates_are_re_hashed_when_the_plan_is_materialized() {
 
 #[test]
 fn invariant_7_inputs_type_check_against_the_template_expressions_included() {
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached",
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cached",
                      "input": { "repo": "${ goal.input.nope }", "extra": 1 } }]),
-            "x",
-        ),
+        "x",
         Code::UnknownProperty,
     );
     assert!(
         findings.iter().any(|f| f.pointer == "/items/0/input/repo"),
         "{findings:#?}"
     );
-    let findings = refused_with(
-        apply(
-            json!([{ "key": "x", "template": "notes-cached", "input": { "repo": 42 } }]),
-            "x",
-        ),
+    let findings = refused_plan(
+        json!([{ "key": "x", "template": "notes-cached", "input": { "repo": 42 } }]),
+        "x",
         Code::IncompatibleValueFlow,
     );
     // At the member, as a literal tool argument in a draft is.
@@ -481,14 +479,12 @@ fn invariant_7_inputs_type_check_against_the_template_expressions_included() {
 
 #[test]
 fn all_findings_of_a_proposal_are_reported_at_once() {
-    let findings = refused_with(
-        apply(
-            json!([
-                { "key": "a", "template": "nope", "input": {} },
-                { "key": "a", "template": "mirror-log", "after": ["zz"], "input": {} }
-            ]),
-            "b",
-        ),
+    let findings = refused_plan(
+        json!([
+            { "key": "a", "template": "nope", "input": {} },
+            { "key": "a", "template": "mirror-log", "after": ["zz"], "input": {} }
+        ]),
+        "b",
         Code::UnknownTemplate,
     );
     let mut got = codes(&findings);
@@ -714,6 +710,26 @@ fn auto_apply_applies_a_valid_proposal() {
     );
 }
 
+/// What an approval of plan `p1` of `goal` that died part way leaves: the person's review,
+/// then work `key` of the plan (on `notes-cached`, with `input`, the plan's root when `root`)
+/// materialized in generation 1. The work's id.
+fn approval_died_after(world: &World, goal: &str, key: &str, input: Value, root: bool) -> String {
+    let last = world.store.events(goal).unwrap().last().unwrap().seq;
+    world
+        .store
+        .append(goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
+        .unwrap();
+    let id = lwir_goals::goal::work_id(goal, "p1", key);
+    world
+        .store
+        .append(goal, &event_of("work.materialized", json!({
+            "work": id, "key": key, "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
+            "generation": 1, "after": [], "reads": {}, "input": input, "root": root
+        })), last + 1)
+        .unwrap();
+    id
+}
+
 #[test]
 fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
     let world = World::new();
@@ -730,20 +746,7 @@ fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
         .replan(&goal, &mut Script::new(vec![Ok(proposal)]), None)
         .unwrap();
     // An approval that died after materializing the first item.
-    let events = world.store.events(&goal).unwrap();
-    let last = events.last().unwrap().seq;
-    world
-        .store
-        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
-        .unwrap();
-    let a = lwir_goals::goal::work_id(&goal, "p1", "a");
-    world
-        .store
-        .append(&goal, &event_of("work.materialized", json!({
-            "work": a, "key": "a", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
-            "generation": 1, "after": [], "reads": {}, "input": { "repo": "r" }, "root": false
-        })), last + 1)
-        .unwrap();
+    let a = approval_died_after(&world, &goal, "a", json!({ "repo": "r" }), false);
     let p = goals.show(&goal).unwrap();
     assert_eq!(p.status, Status::AwaitingReview);
     assert_eq!(p.plans[1].status, "approved");
@@ -774,24 +777,15 @@ fn applying_again_after_a_crash_part_way_converges_to_one_generation() {
 #[test]
 fn conflicting_partial_work_fails_closed() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
-    let last = world.store.events(&goal).unwrap().last().unwrap().seq;
-    world
-        .store
-        .append(&goal, &event_of("plan.reviewed", json!({ "plan": "p1", "round": 1, "verdict": "passed", "reviewer": "person", "by": "tester" })), last)
-        .unwrap();
-    let id = lwir_goals::goal::work_id(&goal, "p1", "notes_cached");
-    world
-        .store
-        .append(&goal, &event_of("work.materialized", json!({
-            "work": id, "key": "notes_cached", "template": "notes-cached", "version": NOTES_CACHED, "plan": "p1",
-            "generation": 1, "after": [], "reads": {}, "input": { "repo": "someone else's" }, "root": true
-        })), last + 1)
-        .unwrap();
+    approval_died_after(
+        &world,
+        &goal,
+        "notes_cached",
+        json!({ "repo": "someone else's" }),
+        true,
+    );
     let e = goals.approve(&goal, "p1").unwrap_err();
     assert!(e.to_string().contains("other contents"), "{e}");
     assert_eq!(goals.show(&goal).unwrap().generation, 0);
@@ -902,16 +896,6 @@ fn a_drifted_planner_manifest_is_refused_and_not_charged() {
     assert_eq!(p.plans.len(), 1);
 }
 
-/// A validator of `#/$defs/{def}` of the planner protocol's schema.
-fn protocol(def: &str) -> jsonschema::Validator {
-    let mut schema: Value =
-        serde_json::from_str(lwir_spec::schemas::PLANNER_PROTOCOL_SCHEMA).unwrap();
-    let root = schema.as_object_mut().unwrap();
-    root.remove("oneOf");
-    root.insert("$ref".into(), json!(format!("#/$defs/{def}")));
-    jsonschema::draft202012::new(&schema).unwrap()
-}
-
 #[test]
 fn replan_and_review_requests_satisfy_the_protocol_schema() {
     let world = World::new();
@@ -939,14 +923,7 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     assert_eq!(asked.borrow()[1]["call"], 2);
     // The answers too: the example's proposal, a review verdict, an attention.
     let answer = protocol("answer");
-    let example: Value = serde_json::from_slice(
-        &std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/goals/planner/call-1.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    let example = example_answer("planner/call-1.json");
     for a in [
         example,
         recovery(),
@@ -959,31 +936,6 @@ fn replan_and_review_requests_satisfy_the_protocol_schema() {
     assert!(!answer.is_valid(&json!({ "kind": "rejected" })));
 }
 
-/// A planner that cancels the goal while it "thinks", then proposes.
-struct Cancelling<'a> {
-    world: &'a World,
-    goal: String,
-}
-
-impl lwir_goals::agent::Agent for Cancelling<'_> {
-    fn describe(&self) -> String {
-        "cancelling".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        self.world
-            .goals()
-            .cancel(&self.goal, Some("mid-replan"))
-            .unwrap();
-        Ok(serde_json::to_vec(&recovery()).unwrap())
-    }
-}
-
 #[test]
 fn a_goal_cancelled_during_a_replan_applies_nothing() {
     let world = World::new();
@@ -991,10 +943,11 @@ fn a_goal_cancelled_during_a_replan_applies_nothing() {
     file["replanning"]["auto_apply"] = json!(true);
     let goal = world.create(&file);
     fail_until_spent(&world, &goal, "notes");
-    let mut planner = Cancelling {
-        world: &world,
-        goal: goal.clone(),
-    };
+    // A planner that cancels the goal while it "thinks", then proposes.
+    let mut planner = Answering("cancelling", || {
+        world.goals().cancel(&goal, Some("mid-replan")).unwrap();
+        Ok(serde_json::to_vec(&recovery()).unwrap())
+    });
     let e = world.goals().replan(&goal, &mut planner, None).unwrap_err();
     assert!(e.to_string().contains("cancelled"), "{e}");
     let p = world.goals().show(&goal).unwrap();
@@ -1046,11 +999,8 @@ fn starts_beyond_max_parallel_and_attempts_of_an_exhausted_goal_are_refused() {
 #[test]
 fn approving_against_a_registry_without_the_template_records_nothing() {
     let world = World::new();
-    let goal = eligible(&world);
+    let goal = awaiting_review(&world);
     let goals = world.goals();
-    goals
-        .replan(&goal, &mut Script::new(vec![Ok(recovery())]), None)
-        .unwrap();
     world
         .catalog
         .missing
@@ -1097,7 +1047,7 @@ fn run_requests_satisfy_the_runner_protocol_schema() {
     let goal = world.create(&goal_file());
     let runner = Recording {
         requests: Default::default(),
-        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        answer: ok(),
     };
     let report = world
         .goals()
@@ -1144,24 +1094,6 @@ fn rechained(text: &str) -> String {
     out
 }
 
-/// A planner whose call panics: a bug in lwirc's agent code, as far as a service can tell.
-struct Panicking;
-
-impl lwir_goals::agent::Agent for Panicking {
-    fn describe(&self) -> String {
-        "panicking".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        panic!("the planner harness broke");
-    }
-}
-
 /// A service over `runner`, with `planner` when given, passing every 10 ms.
 fn service<'a>(
     runner: &'a dyn lwir_goals::runner::Runner,
@@ -1194,9 +1126,15 @@ fn a_replan_that_panics_under_serve_is_that_goals_error_and_the_service_stops() 
         let goal = eligible(&world);
         let runner = Recording {
             requests: Default::default(),
-            answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+            answer: ok(),
         };
-        let make = || Box::new(Panicking) as Box<dyn lwir_goals::agent::Agent + Send>;
+        // A planner whose call panics: a bug in lwirc's agent code, as far as a service can
+        // tell.
+        let make = || {
+            Box::new(Answering("panicking", || {
+                panic!("the planner harness broke")
+            })) as Box<dyn lwir_goals::agent::Agent + Send>
+        };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let report = world
             .goals()
@@ -1226,25 +1164,13 @@ fn a_replan_that_panics_under_serve_is_that_goals_error_and_the_service_stops() 
 
 #[test]
 fn a_runner_call_that_panics_is_a_failed_attempt_not_a_hang() {
-    struct Panics;
-    impl lwir_goals::runner::Runner for Panics {
-        fn describe(&self) -> String {
-            "panics".into()
-        }
-        fn run(
-            &self,
-            _request: &[u8],
-            _env: &[(&str, String)],
-        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-            panic!("the runner harness broke");
-        }
-    }
     let (status, failures) = within_a_minute(|| {
+        let panics = By("panics", |_| panic!("the runner harness broke"));
         let world = World::new();
         let goal = world.create(&goal_file());
         let report = world
             .goals()
-            .run(&goal, &Panics, None, None, &mut lwir_goals::run::Quiet)
+            .run(&goal, &panics, None, None, &mut lwir_goals::run::Quiet)
             .unwrap();
         let failures: Vec<Value> = world
             .store
@@ -1277,10 +1203,17 @@ fn a_goal_whose_answer_cannot_be_recorded_under_serve_does_not_stop_the_others()
     let fine = world.create(&second);
     let frozen = world.store.goal_dir(&damaged).join("goal.json");
     // The runner of the first goal's work changes its frozen file behind lwirc's back.
-    let runner = Tampering {
-        goal: damaged.clone(),
-        frozen,
-    };
+    let runner = By("tampering", |request| {
+        if request["goal"] == damaged.as_str() {
+            let text = std::fs::read_to_string(&frozen).unwrap();
+            std::fs::write(
+                &frozen,
+                text.replace("\"max_attempts\":2", "\"max_attempts\":9"),
+            )
+            .unwrap();
+        }
+        ok()
+    });
     let stop = std::sync::atomic::AtomicBool::new(false);
     let report = world
         .goals()
@@ -1298,39 +1231,6 @@ fn a_goal_whose_answer_cannot_be_recorded_under_serve_does_not_stop_the_others()
     );
     assert_eq!(report.succeeded, 1);
     assert_eq!(world.goals().show(&fine).unwrap().status, Status::Succeeded);
-}
-
-/// A runner that succeeds, but first rewrites the frozen goal file of `goal` when it runs
-/// that goal's work.
-struct Tampering {
-    goal: String,
-    frozen: std::path::PathBuf,
-}
-
-impl lwir_goals::runner::Runner for Tampering {
-    fn describe(&self) -> String {
-        "tampering".into()
-    }
-
-    fn run(
-        &self,
-        request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-        let request: Value = serde_json::from_slice(request).unwrap();
-        if request["goal"] == self.goal.as_str() {
-            let text = std::fs::read_to_string(&self.frozen).unwrap();
-            std::fs::write(
-                &self.frozen,
-                text.replace("\"max_attempts\":2", "\"max_attempts\":9"),
-            )
-            .unwrap();
-        }
-        Ok(serde_json::to_vec(
-            &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
-        )
-        .unwrap())
-    }
 }
 
 /// The world's directory store, whose first append of `fail` (an event name) fails, as a
@@ -1484,31 +1384,17 @@ fn an_answer_serve_could_not_record_is_an_interrupted_attempt_and_the_goal_goes_
     };
     let goals = store.goals(&world);
     // `slow` is still in flight when the answer of `quick` cannot be recorded.
-    struct SlowAndQuick;
-    impl lwir_goals::runner::Runner for SlowAndQuick {
-        fn describe(&self) -> String {
-            "slow and quick".into()
+    let slow_and_quick = By("slow and quick", |request| {
+        if request["work"]["key"] == "slow" {
+            std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        fn run(
-            &self,
-            request: &[u8],
-            _env: &[(&str, String)],
-        ) -> Result<Vec<u8>, lwir_goals::runner::Failure> {
-            let request: Value = serde_json::from_slice(request).unwrap();
-            if request["work"]["key"] == "slow" {
-                std::thread::sleep(std::time::Duration::from_millis(500));
-            }
-            Ok(serde_json::to_vec(
-                &json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
-            )
-            .unwrap())
-        }
-    }
+        ok()
+    });
     let stop = std::sync::atomic::AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
         let serving = scope.spawn(|| {
             goals.serve(
-                &service(&SlowAndQuick, None),
+                &service(&slow_and_quick, None),
                 false,
                 &stop,
                 &mut lwir_goals::run::Quiet,
@@ -1616,24 +1502,6 @@ fn a_log_that_always_seems_changed_is_refused_not_a_hang() {
     }
 }
 
-/// A planner that answers `answer` to every call, from any thread.
-struct Answers(Value);
-
-impl lwir_goals::agent::Agent for Answers {
-    fn describe(&self) -> String {
-        "answers".into()
-    }
-
-    fn call(
-        &mut self,
-        _kind: &str,
-        _request: &[u8],
-        _env: &[(&str, String)],
-    ) -> Result<Vec<u8>, lwir_goals::agent::CallFailure> {
-        Ok(serde_json::to_vec(&self.0).unwrap())
-    }
-}
-
 #[test]
 fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
     let world = World::new();
@@ -1646,9 +1514,14 @@ fn an_approval_landing_while_serve_looks_at_the_goal_wakes_it() {
     let goals = store.goals(&world);
     let runner = Recording {
         requests: Default::default(),
-        answer: json!({ "kind": "succeeded", "output": { "notes": "n", "count": 1 } }),
+        answer: ok(),
     };
-    let make = || Box::new(Answers(recovery())) as Box<dyn lwir_goals::agent::Agent + Send>;
+    // A planner that answers the recovery to every call, from any thread.
+    let make = || {
+        Box::new(Answering("answers", || {
+            Ok(serde_json::to_vec(&recovery()).unwrap())
+        })) as Box<dyn lwir_goals::agent::Agent + Send>
+    };
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let serving = scope.spawn(|| {

@@ -46,6 +46,15 @@ fn allowed() -> BTreeSet<&'static str> {
     ["PATH", "HOME", "LANG", "LWIR_TEST_NAMED"].into()
 }
 
+/// The names of the environment `env` (an object) lists.
+fn names(env: &Value) -> BTreeSet<&str> {
+    env.as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 #[test]
 fn server_everything_sees_no_secret() {
     if !in_child("server_everything_sees_no_secret") {
@@ -62,12 +71,7 @@ fn server_everything_sees_no_secret() {
     let text = text(&answer);
     assert!(!text.contains(OPENAI) && !text.contains(REGISTRY), "{text}");
     let env: Value = serde_json::from_str(text).unwrap();
-    let keys: BTreeSet<&str> = env
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = names(&env);
     assert!(keys.is_subset(&allowed()), "{keys:?}");
     assert_eq!(env["LWIR_TEST_NAMED"], "named-value");
 }
@@ -81,12 +85,7 @@ fn a_server_gets_path_home_lang_and_what_is_named() {
     spec.env = vec!["LWIR_TEST_NAMED".into(), "LWIR_TEST_ABSENT".into()];
     let server = lwir_mcp::Server::start_stdio(&spec).unwrap();
     let env = structured(&call(&server, "env", json!({}))).clone();
-    let keys: BTreeSet<&str> = env
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = names(&env);
     // Python adds nothing of its own but may set LC_CTYPE when LANG is absent.
     let keys: BTreeSet<&str> = keys.into_iter().filter(|k| *k != "LC_CTYPE").collect();
     assert!(keys.is_subset(&allowed()), "{keys:?}");

@@ -58,13 +58,20 @@ fn effects_for(fake: &Arc<Fake>) -> impl Fn(&Bindings) -> Box<dyn Effects> + use
     move |_: &Bindings| -> Box<dyn Effects> { Box::new(fake.clone()) }
 }
 
-fn how(by: &str) -> Continue<'static> {
-    Continue {
-        bindings: None,
-        accept_drift: false,
-        by: by.into(),
-        definition: None,
-    }
+/// `runtime.resume` of `run` (a retry when `retry`) by `me` on `fake`.
+fn resume_by_me(
+    runtime: &Runtime<'_, lwir_registry::Directory>,
+    run: &str,
+    retry: bool,
+    fake: &Arc<Fake>,
+) -> Result<lwir_runtime::Outcome, lwir_runtime::RunError> {
+    runtime.resume(
+        run,
+        retry,
+        &Continue::by("me"),
+        &effects_for(fake),
+        &Events::default(),
+    )
 }
 
 /// The idempotency keys of the tool calls of `fake`.
@@ -105,7 +112,7 @@ fn resume_from_every_prefix_runs_only_what_was_in_flight() {
             .resume(
                 &run,
                 false,
-                &how("test"),
+                &Continue::by("test"),
                 &effects_for(&again),
                 &Events::default(),
             )
@@ -195,25 +202,11 @@ fn retry_runs_only_the_failed_step_and_what_follows() {
     );
     // Resume refuses a failed run.
     let runtime = v.runtime();
-    let refused = runtime.resume(
-        &run,
-        false,
-        &how("me"),
-        &effects_for(&fake),
-        &Events::default(),
-    );
+    let refused = resume_by_me(&runtime, &run, false, &fake);
     assert!(refused.is_err());
 
     fixed.store(true, Ordering::SeqCst);
-    let retried = runtime
-        .resume(
-            &run[..6],
-            true,
-            &how("me"),
-            &effects_for(&fake),
-            &Events::default(),
-        )
-        .unwrap();
+    let retried = resume_by_me(&runtime, &run[..6], true, &fake).unwrap();
     assert_eq!(output(&retried), json!(30));
     assert_eq!(
         ["a", "b", "c", "t"].map(|t| fake.tool_calls(t)),
@@ -237,15 +230,7 @@ fn retry_runs_only_the_failed_step_and_what_follows() {
             .any(|(n, d)| n == "run.resumed" && d["mode"] == "retry" && d["by"] == "me")
     );
     // A succeeded run has nothing to retry; replay gives no difference.
-    let again = runtime
-        .resume(
-            &run,
-            true,
-            &how("me"),
-            &effects_for(&fake),
-            &Events::default(),
-        )
-        .unwrap();
+    let again = resume_by_me(&runtime, &run, true, &fake).unwrap();
     assert_eq!(output(&again), json!(30));
     assert_eq!(fake.tool_calls("c"), 2);
     let replay = runtime.replay(&run).unwrap();
@@ -292,16 +277,7 @@ fn retry_inside_a_map_runs_only_the_failed_items() {
         })
         .count();
     broken.store(false, Ordering::SeqCst);
-    let retried = v
-        .runtime()
-        .resume(
-            &run,
-            true,
-            &how("me"),
-            &effects_for(&fake),
-            &Events::default(),
-        )
-        .unwrap();
+    let retried = resume_by_me(&v.runtime(), &run, true, &fake).unwrap();
     let out = output(&retried);
     assert_eq!(out["sum"], json!((0..10).map(|x| x + 1000).sum::<i64>()));
     // Item 3 once more, and the items that never started; none that succeeded.

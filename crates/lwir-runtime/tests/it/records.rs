@@ -89,12 +89,7 @@ fn an_old_record_runs_with_the_definition_it_was_compiled_against() {
         .resume(
             &run,
             false,
-            &Continue {
-                bindings: None,
-                accept_drift: false,
-                by: "t".into(),
-                definition: None,
-            },
+            &Continue::by("t"),
             &effects_for,
             &Events::default(),
         )

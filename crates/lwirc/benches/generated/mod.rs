@@ -29,17 +29,22 @@ pub(crate) fn definition(steps: usize) -> Vec<u8> {
     .unwrap()
 }
 
+/// What step `i` of a generated draft runs after: the step before it, if any.
+fn after_the_one_before(i: usize) -> Vec<String> {
+    if i == 0 {
+        vec![]
+    } else {
+        vec![format!("s{}", i - 1)]
+    }
+}
+
 /// A clean draft of `steps` steps: tool calls, model calls and maps, each after the one before.
 pub(crate) fn draft(steps: usize) -> Vec<u8> {
     let mut list = Vec::with_capacity(steps);
     let mut i = 0;
     while i < steps {
         let id = format!("s{i}");
-        let after = if i == 0 {
-            vec![]
-        } else {
-            vec![format!("s{}", i - 1)]
-        };
+        let after = after_the_one_before(i);
         let step = match i % 3 {
             0 => {
                 serde_json::json!({ "id": id, "kind": "tool.call", "tool": "github.list_issues", "after": after,
@@ -134,11 +139,7 @@ pub(crate) fn real_draft(steps: usize) -> Vec<u8> {
         (None::<String>, None::<String>, None::<String>);
     while i < steps {
         let id = format!("s{i}");
-        let after = if i == 0 {
-            vec![]
-        } else {
-            vec![format!("s{}", i - 1)]
-        };
+        let after = after_the_one_before(i);
         let step = match (i % 8, &list_step, &model_step, &map_step) {
             (0, _, _, _) | (_, None, _, _) => {
                 let state = match &list_step {

@@ -29,11 +29,11 @@ use crate::exit;
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
     #[command(subcommand)]
-    command: Command,
+    command: BindingsCommand,
 }
 
 #[derive(clap::Subcommand)]
-enum Command {
+enum BindingsCommand {
     /// Every referenced tool and slot bound, every server started and listing its tools,
     /// no drift.
     Check {
@@ -53,7 +53,7 @@ enum Command {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Command::Check {
+    let BindingsCommand::Check {
         file,
         version,
         definition,

@@ -1,7 +1,6 @@
 //! `lwirc canon`: the RFC 8785 canonical bytes of a JSON file.
 
-use super::{canonical_or_report, print_bytes};
-use crate::exit;
+use super::{JsonFile, print_bytes};
 
 /// Print the RFC 8785 (JCS) canonical form of a JSON file.
 ///
@@ -20,15 +19,10 @@ use crate::exit;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The JSON file (`-` for standard input).
-    #[arg(value_name = "FILE")]
-    file: String,
+    #[command(flatten)]
+    json: JsonFile,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Some(canonical) = canonical_or_report(&args.file)? else {
-        return Ok(exit::FINDINGS);
-    };
-    print_bytes(&canonical)?;
-    Ok(exit::OK)
+    args.json.print_canonical(print_bytes)
 }

@@ -12,11 +12,13 @@ use lwir_goals::store::{Directory, Store};
 use lwir_goals::templates::RegistryTemplates;
 use lwir_render::terminal::{excerpt, sanitize};
 use lwir_render::{File, Report};
-use lwir_repair::process::{self, Limits, PlannerCommand, Role};
+use lwir_repair::process::{self, PlannerCommand, Role};
 
 mod render;
 
-use super::{ColorChoice, Format, TooLarge, open_registry, print, read_at_most, read_source};
+use super::{
+    ColorChoice, Format, TooLarge, open_registry, print, process_limits, read_at_most, read_source,
+};
 use crate::exit;
 use render::{Progress, list_row, list_table, render, show_human, stderr_choice};
 
@@ -315,10 +317,7 @@ impl RunnerArgs {
         };
         Ok(ProcessRunner::new(
             command,
-            Limits {
-                timeout: Duration::from_secs_f64(self.runner_timeout),
-                max_output: self.runner_max_output,
-            },
+            process_limits(self.runner_timeout, self.runner_max_output),
         ))
     }
 }
@@ -416,10 +415,7 @@ impl AgentLimits {
         };
         Ok(ProcessAgent::new(
             command,
-            Limits {
-                timeout: Duration::from_secs_f64(self.planner_timeout),
-                max_output: self.planner_max_output,
-            },
+            process_limits(self.planner_timeout, self.planner_max_output),
         )
         .with_role(role))
     }

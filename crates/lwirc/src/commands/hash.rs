@@ -2,8 +2,7 @@
 
 use lwir_spec::canon::sha256_of;
 
-use super::{canonical_or_report, print};
-use crate::exit;
+use super::{JsonFile, print};
 
 /// Print `sha256:<hex>`, the SHA-256 of a JSON file's RFC 8785 canonical bytes.
 ///
@@ -21,15 +20,11 @@ use crate::exit;
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
-    /// The JSON file (`-` for standard input).
-    #[arg(value_name = "FILE")]
-    file: String,
+    #[command(flatten)]
+    file: JsonFile,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Some(canonical) = canonical_or_report(&args.file)? else {
-        return Ok(exit::FINDINGS);
-    };
-    print(&format!("{}\n", sha256_of(&canonical)))?;
-    Ok(exit::OK)
+    args.file
+        .print_canonical(|canonical| print(&format!("{}\n", sha256_of(canonical))))
 }

@@ -165,17 +165,40 @@ pub(crate) fn read_json(path: &str) -> anyhow::Result<Option<SpannedDocument>> {
     Ok(document_or_report(read_source(path)?))
 }
 
-/// The RFC 8785 canonical bytes of `path` (`-` for standard input), made without a
-/// document tree; `None` after printing the reader's findings for people on standard
-/// error.
-pub(crate) fn canonical_or_report(path: &str) -> anyhow::Result<Option<Vec<u8>>> {
-    let source = read_source(path)?;
-    let canonical = lwir_spec::canon::canonicalize(&source.bytes);
-    if canonical.is_none() {
-        // Not clean I-JSON: read it again, the usual way, which reports the findings.
-        document_or_report(source);
+/// The limits of one call of a planner, reviewer or runner command: `seconds` to answer,
+/// `max_output` bytes of answer.
+pub(crate) fn process_limits(seconds: f64, max_output: usize) -> lwir_repair::process::Limits {
+    lwir_repair::process::Limits {
+        timeout: std::time::Duration::from_secs_f64(seconds),
+        max_output,
     }
-    Ok(canonical)
+}
+
+/// The one argument of `lwirc canon` and `lwirc hash`.
+#[derive(clap::Args)]
+pub(crate) struct JsonFile {
+    /// The JSON file (`-` for standard input).
+    #[arg(value_name = "FILE")]
+    file: String,
+}
+
+impl JsonFile {
+    /// Hands the RFC 8785 canonical bytes of the file, made without a document tree, to
+    /// `print`: exit 0; exit 1 after printing the reader's findings for people on standard
+    /// error where it is not I-JSON.
+    pub(crate) fn print_canonical(
+        &self,
+        print: impl FnOnce(&[u8]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<u8> {
+        let source = read_source(&self.file)?;
+        let Some(canonical) = lwir_spec::canon::canonicalize(&source.bytes) else {
+            // Not clean I-JSON: read it again, the usual way, which reports the findings.
+            document_or_report(source);
+            return Ok(crate::exit::FINDINGS);
+        };
+        print(&canonical)?;
+        Ok(crate::exit::OK)
+    }
 }
 
 /// `source` read as strict I-JSON: its document, or `None` after printing the reader's

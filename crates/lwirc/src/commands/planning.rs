@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use lwir_render::terminal::sanitize;
 use lwir_render::{File, Report, human};
@@ -257,10 +256,10 @@ impl PlannerArgs {
         if !(self.planner_timeout.is_finite() && self.planner_timeout > 0.0) {
             anyhow::bail!("--planner-timeout must be a positive number of seconds");
         }
-        Ok(Limits {
-            timeout: Duration::from_secs_f64(self.planner_timeout),
-            max_output: self.planner_max_output,
-        })
+        Ok(super::process_limits(
+            self.planner_timeout,
+            self.planner_max_output,
+        ))
     }
 
     /// The definition's bounds with the flags' overrides.

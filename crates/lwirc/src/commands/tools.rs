@@ -33,11 +33,11 @@ use crate::exit;
 #[command(verbatim_doc_comment)]
 pub(crate) struct Args {
     #[command(subcommand)]
-    command: Command,
+    command: ToolsCommand,
 }
 
 #[derive(clap::Subcommand)]
-enum Command {
+enum ToolsCommand {
     /// List an MCP server's tools as definition `tools` entries.
     Import(Import),
 }
@@ -72,7 +72,7 @@ struct Import {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<u8> {
-    let Command::Import(import) = args.command;
+    let ToolsCommand::Import(import) = args.command;
     if !(import.timeout > 0.0 && import.timeout <= 86_400.0) {
         eprintln!("lwirc: --timeout must be more than 0 and at most 86400 seconds");
         return Ok(exit::USAGE);

@@ -10,21 +10,6 @@ use std::path::Path;
 use common::*;
 use serde_json::{Value, json};
 
-fn sandbox_runs(test: &str) -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(dir.path(), &["sandbox", "check"]);
-    if out.status.code() == Some(0) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-        "the sandbox does not run: {}",
-        stderr(&out)
-    );
-    skip_note!("skipped {test}: the sandbox does not run here");
-    false
-}
-
 fn definition() -> Value {
     json!({
         "name": "w",
@@ -48,9 +33,7 @@ fn draft(language: &str, body: &str, output: Value) -> Value {
 fn register(dir: &Path, draft: &Value) -> String {
     let d = write_json(dir, "draft.json", draft);
     let w = write_json(dir, "workflow.json", &definition());
-    let out = lwirc(dir, &["register", &d, "-d", &w]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
+    register_files(dir, &d, &w)
 }
 
 fn run(dir: &Path, version: &str, path: Option<&str>) -> std::process::Output {

@@ -8,8 +8,8 @@ mod generated;
 
 use lwir_validators::pipeline::{self, Source};
 
-/// The draft with a mistake in every 7th and every 11th step.
-fn with_mistakes(draft: Vec<u8>) -> Vec<u8> {
+/// `draft` with `edit` made to each of its top-level steps (given its index), pretty-printed.
+fn edit_steps(draft: Vec<u8>, mut edit: impl FnMut(usize, &mut serde_json::Value)) -> Vec<u8> {
     let mut value: serde_json::Value = serde_json::from_slice(&draft).unwrap();
     for (i, step) in value["steps"]
         .as_array_mut()
@@ -17,29 +17,45 @@ fn with_mistakes(draft: Vec<u8>) -> Vec<u8> {
         .iter_mut()
         .enumerate()
     {
+        edit(i, step);
+    }
+    serde_json::to_vec_pretty(&value).unwrap()
+}
+
+/// The JSON report of validating `draft` (`draft.json`) against `definition`
+/// (`workflow.json`).
+fn report(draft: Vec<u8>, definition: Vec<u8>) -> String {
+    let validation = pipeline::validate(
+        Source {
+            name: "draft.json".into(),
+            bytes: draft,
+        },
+        Some(Source {
+            name: "workflow.json".into(),
+            bytes: definition,
+        }),
+    );
+    lwir_render::json::render(&validation)
+}
+
+/// The draft with a mistake in every 7th and every 11th step.
+fn with_mistakes(draft: Vec<u8>) -> Vec<u8> {
+    edit_steps(draft, |i, step| {
         if i % 7 == 0 && step["kind"] == "model.call" {
             step["model"] = "fats".into();
         }
         if i % 11 == 0 && step["kind"] == "map" {
             step["over"] = "${ input.itmes }".into();
         }
-    }
-    serde_json::to_vec_pretty(&value).unwrap()
+    })
 }
 
 #[test]
 fn the_report_of_a_generated_10000_step_draft_is_unchanged() {
-    let validation = pipeline::validate(
-        Source {
-            name: "draft.json".into(),
-            bytes: with_mistakes(generated::draft(10_000)),
-        },
-        Some(Source {
-            name: "workflow.json".into(),
-            bytes: generated::definition(10_000),
-        }),
+    let report = report(
+        with_mistakes(generated::draft(10_000)),
+        generated::definition(10_000),
     );
-    let report = lwir_render::json::render(&validation);
     let json: serde_json::Value = serde_json::from_str(&report).unwrap();
     let findings = json["findings"].as_array().unwrap();
     let mut summary = format!(
@@ -65,15 +81,9 @@ fn the_report_of_a_generated_10000_step_draft_is_unchanged() {
 /// step that does not exist in every 13th and a syntax error in every 17th, each the same
 /// text in many places (so that the caches are hit with findings to report).
 fn real_with_mistakes(draft: Vec<u8>) -> Vec<u8> {
-    let mut value: serde_json::Value = serde_json::from_slice(&draft).unwrap();
-    for (i, step) in value["steps"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .enumerate()
-    {
+    edit_steps(draft, |i, step| {
         let Some(args) = step.get_mut("args").and_then(|a| a.as_object_mut()) else {
-            continue;
+            return;
         };
         if i % 7 == 0 {
             args.insert(
@@ -87,8 +97,7 @@ fn real_with_mistakes(draft: Vec<u8>) -> Vec<u8> {
         if i % 17 == 0 {
             args.insert("repo".into(), "x ${ size(input.repo) + } y".into());
         }
-    }
-    serde_json::to_vec_pretty(&value).unwrap()
+    })
 }
 
 /// The expression validator's caches change nothing in the reports of the generated drafts,
@@ -110,19 +119,7 @@ fn caches_change_no_generated_report() {
         ),
     ];
     for (draft, definition) in drafts {
-        let run = || {
-            let validation = pipeline::validate(
-                Source {
-                    name: "draft.json".into(),
-                    bytes: draft.clone(),
-                },
-                Some(Source {
-                    name: "workflow.json".into(),
-                    bytes: definition.clone(),
-                }),
-            );
-            lwir_render::json::render(&validation)
-        };
+        let run = || report(draft.clone(), definition.clone());
         let cached = run();
         let straight = lwir_validators::expr::without_caches(run);
         assert!(cached.contains("\"findings\""));

@@ -254,13 +254,7 @@ fn a_goal_file_or_event_changed_behind_lwircs_back_is_found() {
             changed(&b);
         } else {
             let file = Path::new(&b.goals).join(&goal).join("goal.json");
-            let mut perms = std::fs::metadata(&file).unwrap().permissions();
-            #[allow(
-                clippy::permissions_set_readonly_false,
-                reason = "the test tampers on purpose"
-            )]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&file, perms).unwrap();
+            make_writable(&file);
             let text = std::fs::read_to_string(&file).unwrap();
             std::fs::write(&file, text.replace("acme", "acne")).unwrap();
             changed(&b);
@@ -509,11 +503,7 @@ fn a_database_that_accepts_and_never_answers_is_an_error_not_a_wait() {
     // A listener that takes the connection and says nothing, and keeps it open for as long
     // as the test runs: lwirc gives up after its connect timeout (10 s) instead of waiting
     // for ever (were it to wait, this test would never end).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let _held: Vec<_> = listener.incoming().flatten().collect();
-    });
+    let port = silent_listener().port();
     let dir = tempfile::tempdir().unwrap();
     let url = format!("postgres://lwir@127.0.0.1:{port}/lwir");
     let out = command(dir.path(), &["goal", "list", "--goals", &url])
@@ -617,11 +607,7 @@ fn a_database_stopped_mid_run_fails_the_statement_in_flight() {
 
 #[test]
 fn a_password_in_the_url_is_never_printed() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let dir = tempfile::tempdir().unwrap();
     for (url, shown) in [
         (
@@ -650,9 +636,7 @@ fn a_password_in_the_url_is_never_printed() {
 /// database that does not exist, a role the server does not know.
 #[test]
 fn a_failed_connection_names_the_address_the_database_or_the_role() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    let port = unused_port();
     let dir = tempfile::tempdir().unwrap();
     let list = |url: &str| {
         let out = command(dir.path(), &["goal", "list", "--goals", url])

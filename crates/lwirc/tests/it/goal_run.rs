@@ -16,9 +16,7 @@ fn setup() -> tempfile::TempDir {
 /// A goal of `n` independent `triage-lite` items (`max_attempts` each) under a `triage`
 /// root, with the given limits.
 fn wide_goal(d: &Path, n: usize, max_attempts: u32, limits: Value) -> String {
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file["templates"]["triage-lite"]["max_attempts"] = json!(max_attempts);
     file["templates"]["triage"]["max_attempts"] = json!(1);
     let mut work: Vec<Value> = (0..n)
@@ -31,16 +29,7 @@ fn wide_goal(d: &Path, n: usize, max_attempts: u32, limits: Value) -> String {
     file["work"] = Value::Array(work);
     file["root"] = json!("all");
     file["limits"] = limits;
-    let path = write_json(d, "goal.json", &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
-}
-
-fn show(d: &Path, goal: &str) -> Value {
-    let out = lwirc(d, &["goal", "show", goal, "--format", "json"]);
-    assert_exit(&out, 0);
-    serde_json::from_slice(&out.stdout).unwrap()
+    create_goal(d, "goal.json", &file)
 }
 
 const OK: &str = r#"{"kind":"succeeded","output":{"summary":"done"}}"#;
@@ -200,7 +189,7 @@ fn never_more_than_max_parallel_runners_and_retries_stop_at_each_ceiling() {
         "more than 3 runners at once: {counts:?}"
     );
     assert!(counts.contains(&3), "never 3 at once: {counts:?}");
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "succeeded");
     assert_eq!(p["attempts"]["used"], 17);
     assert!(
@@ -268,7 +257,7 @@ fn ready_work_starts_while_other_work_runs() {
         .map(|a| a.iter().filter_map(|w| w["key"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(keys, ["k1"], "one slot left of two: {next}");
-    assert_eq!(show(d, &goal)["status"], "running");
+    assert_eq!(show_goal(d, &goal)["status"], "running");
 }
 
 #[test]
@@ -296,7 +285,7 @@ fn the_goal_wide_budget_stops_everything_even_when_ceilings_remain() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["dispatched"], 5);
     assert_eq!(report["status"], "exhausted");
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["attempts"], json!({ "used": 5, "max": 5 }));
     assert!(
         p["reason"]
@@ -340,7 +329,7 @@ fn a_killed_goal_run_loses_nothing_and_its_attempts_are_interrupted_once() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["attempts"]["used"], 2);
     assert_eq!(p["status"], "running", "the attempts in flight still show");
 
@@ -352,7 +341,7 @@ fn a_killed_goal_run_loses_nothing_and_its_attempts_are_interrupted_once() {
         "{}",
         stderr(&out)
     );
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "succeeded");
     assert_eq!(
         p["attempts"]["used"], 5,
@@ -379,7 +368,7 @@ fn a_killed_goal_run_loses_nothing_and_its_attempts_are_interrupted_once() {
     // A second run of a finished goal does nothing.
     let again = lwirc(d, &["goal", "run", &goal, "--runner", &runner]);
     assert_exit(&again, 0);
-    assert_eq!(show(d, &goal)["attempts"]["used"], 5);
+    assert_eq!(show_goal(d, &goal)["attempts"]["used"], 5);
 }
 
 #[test]
@@ -401,7 +390,7 @@ fn two_goal_runs_of_one_goal_do_not_both_drive_it() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while show(d, &goal)["attempts"]["used"] == 0 {
+    while show_goal(d, &goal)["attempts"]["used"] == 0 {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -409,7 +398,7 @@ fn two_goal_runs_of_one_goal_do_not_both_drive_it() {
     assert_exit(&second, 1);
     assert_stderr_has(&second, "another `lwirc goal run`");
     assert!(first.wait().unwrap().success());
-    assert_eq!(show(d, &goal)["attempts"]["used"], 2);
+    assert_eq!(show_goal(d, &goal)["attempts"]["used"], 2);
 }
 
 #[test]
@@ -448,7 +437,7 @@ fn the_example_runs_with_goal_run() {
     assert_exit(&lwirc(d, &["goal", "approve", "triage-acme-w49", "p1"]), 0);
     let out = lwirc(d, &["goal", "run", "triage-acme-w49", "--runner", &runner]);
     assert_exit(&out, 0);
-    let p = show(d, "triage-acme-w49");
+    let p = show_goal(d, "triage-acme-w49");
     assert_eq!(p["status"], "succeeded");
     assert_eq!(p["attempts"]["used"], 3);
     assert_eq!(p["generations"].as_array().unwrap().len(), 2);
@@ -481,7 +470,7 @@ fn goal_run_does_not_wait_without_end_for_work_it_did_not_start() {
     );
     assert_stdout_has(&out, "running");
     assert_eq!(
-        show(d, &goal)["attempts"]["used"],
+        show_goal(d, &goal)["attempts"]["used"],
         1,
         "nothing was dispatched"
     );
@@ -516,15 +505,10 @@ fn a_runners_hostile_error_text_never_reaches_the_terminal_raw() {
 
 /// The example goal without its `replanning` block, made distinct by `objective`.
 fn goal_without_replanning(d: &Path, objective: &str) -> String {
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file.as_object_mut().unwrap().remove("replanning");
     file["objective"] = json!(objective);
-    let path = write_json(d, "no-replanning.json", &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
+    create_goal(d, "no-replanning.json", &file)
 }
 
 #[test]
@@ -566,7 +550,7 @@ fn a_goal_without_replanning_runs_with_a_planner_given_and_never_calls_it() {
         );
         assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
         assert_exit(&out, exit);
-        assert_eq!(show(d, &goal)["status"], status);
+        assert_eq!(show_goal(d, &goal)["status"], status);
     }
     assert!(!called.exists(), "the planner was called");
 }

@@ -15,20 +15,9 @@ fn setup() -> tempfile::TempDir {
 
 /// The example goal, made distinct by `n`.
 fn goal(d: &Path, n: usize) -> String {
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file["objective"] = json!(format!("Triage number {n}."));
-    let path = write_json(d, &format!("goal-{n}.json"), &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
-}
-
-fn show(d: &Path, goal: &str) -> Value {
-    let out = lwirc(d, &["goal", "show", goal, "--format", "json"]);
-    assert_exit(&out, 0);
-    serde_json::from_slice(&out.stdout).unwrap()
+    create_goal(d, &format!("goal-{n}.json"), &file)
 }
 
 fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
@@ -46,6 +35,19 @@ fn succeeding_runner(d: &Path) -> String {
         "ok.sh",
         "cat >/dev/null; echo '{\"kind\":\"succeeded\",\"output\":{\"summary\":\"s\"}}'",
     )
+}
+
+/// `lwirc goal serve --runner RUNNER --interval 0.05` and `extra` arguments, started in `d`.
+fn serve(d: &Path, runner: &str, extra: &[&str]) -> std::process::Child {
+    let mut args = vec!["goal", "serve", "--runner", runner, "--interval", "0.05"];
+    args.extend_from_slice(extra);
+    command(d, &args).spawn().unwrap()
+}
+
+/// Sends SIGTERM to `child`.
+fn sigterm(child: &std::process::Child) {
+    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
 }
 
 #[test]
@@ -80,28 +82,16 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
         ),
     );
     let runner = succeeding_runner(d);
-    let mut serve = command(
+    let mut serve = serve(
         d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--planner",
-            &planner,
-            "--max-planner-calls",
-            "2",
-            "--interval",
-            "0.05",
-        ],
-    )
-    .spawn()
-    .unwrap();
+        &runner,
+        &["--planner", &planner, "--max-planner-calls", "2"],
+    );
     // Goals 3 and 4 had ready work: it is done while the planners are still thinking.
     wait_for("the ready goals to succeed", || {
         goals[3..]
             .iter()
-            .all(|g| show(d, g)["status"] == "succeeded")
+            .all(|g| show_goal(d, g)["status"] == "succeeded")
     });
     let so_far = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
@@ -112,7 +102,7 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     wait_for("the replans", || {
         goals[..3]
             .iter()
-            .all(|g| show(d, g)["status"] == "awaiting-review")
+            .all(|g| show_goal(d, g)["status"] == "awaiting-review")
     });
     let starts: Vec<u32> = std::fs::read_to_string(&log)
         .unwrap()
@@ -130,16 +120,15 @@ fn serve_bounds_planner_calls_keeps_dispatching_and_stops_cleanly_on_sigterm() {
     // An approval wakes a quiescent goal: its new generation is dispatched.
     assert_exit(&lwirc(d, &["goal", "approve", &goals[0], "p1"]), 0);
     wait_for("the approved goal to succeed", || {
-        show(d, &goals[0])["status"] == "succeeded"
+        show_goal(d, &goals[0])["status"] == "succeeded"
     });
 
     // SIGTERM: a clean stop.
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     let status = serve.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     for g in &goals {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert!(
             p["work"]
                 .as_array()
@@ -182,13 +171,17 @@ fn tick_does_one_step_per_goal() {
     assert_eq!(report["dispatched"], 2);
     assert_eq!(report["failed"], 2);
     for g in [&a, &b] {
-        assert_eq!(show(d, g)["attempts"]["used"], 1, "one step, one attempt");
+        assert_eq!(
+            show_goal(d, g)["attempts"]["used"],
+            1,
+            "one step, one attempt"
+        );
     }
     // Without a planner an eligible goal is left as it is.
     assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
     assert_exit(&lwirc(d, &["goal", "tick", "--runner", &runner]), 0);
     for g in [&a, &b] {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert_eq!(p["status"], "eligible");
         assert_eq!(p["attempts"]["used"], 2);
     }
@@ -208,12 +201,7 @@ fn a_killed_serve_loses_nothing() {
             s = started.display()
         ),
     );
-    let mut serve = command(
-        d,
-        &["goal", "serve", "--runner", &runner, "--interval", "0.05"],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &[]);
     wait_for("both runners", || {
         std::fs::read_to_string(&started).map_or(0, |t| t.lines().count()) >= 2
     });
@@ -221,7 +209,7 @@ fn a_killed_serve_loses_nothing() {
     serve.wait().unwrap();
     for g in &goals {
         assert_eq!(
-            show(d, g)["status"],
+            show_goal(d, g)["status"],
             "running",
             "the attempt in flight still shows"
         );
@@ -235,7 +223,7 @@ fn a_killed_serve_loses_nothing() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["interrupted"], 2);
     for g in &goals {
-        let p = show(d, g);
+        let p = show_goal(d, g);
         assert_eq!(p["status"], "succeeded", "{p}");
         assert_eq!(p["attempts"]["used"], 2);
         assert!(
@@ -261,34 +249,19 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
             started.display()
         ),
     );
-    let mut serve = command(
-        d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--interval",
-            "0.05",
-            "--stop-grace",
-            "0.5",
-        ],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &["--stop-grace", "0.5"]);
     wait_for("the runner", || {
         std::fs::read_to_string(&started).is_ok_and(|t| !t.trim().is_empty())
     });
     let begun = Instant::now();
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     assert_eq!(serve.wait().unwrap().code(), Some(0));
     assert!(
         begun.elapsed() < Duration::from_secs(15),
         "stopped after {:?}",
         begun.elapsed()
     );
-    let p = show(d, &g);
+    let p = show_goal(d, &g);
     assert_eq!(p["attempts"]["used"], 1);
     assert!(
         p["work"][0]["errors"][0]
@@ -311,14 +284,9 @@ fn sigterm_gives_runners_a_grace_then_records_them_interrupted() {
 fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() {
     let dir = setup();
     let d = dir.path();
-    let mut file: Value =
-        serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-            .unwrap();
+    let mut file = example_goal();
     file.as_object_mut().unwrap().remove("replanning");
-    let path = write_json(d, "no-replanning.json", &file);
-    let out = lwirc(d, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    let g = stdout(&out).trim().to_owned();
+    let g = create_goal(d, "no-replanning.json", &file);
     let called = d.join("planner-called");
     let planner = script(
         d,
@@ -326,29 +294,14 @@ fn serve_with_a_planner_drives_a_goal_without_replanning_and_stops_on_sigterm() 
         &format!("touch {}; exit 1", called.display()),
     );
     let runner = succeeding_runner(d);
-    let mut serve = command(
-        d,
-        &[
-            "goal",
-            "serve",
-            "--runner",
-            &runner,
-            "--planner",
-            &planner,
-            "--interval",
-            "0.05",
-        ],
-    )
-    .spawn()
-    .unwrap();
+    let mut serve = serve(d, &runner, &["--planner", &planner]);
     wait_for("the goal to succeed", || {
-        show(d, &g)["status"] == "succeeded"
+        show_goal(d, &g)["status"] == "succeeded"
     });
     // A few more passes over the goal that succeeded.
     std::thread::sleep(Duration::from_millis(300));
     let begun = Instant::now();
-    // SAFETY: `kill` has no memory-safety preconditions; the pid is our child's.
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
+    sigterm(&serve);
     while serve.try_wait().unwrap().is_none() && begun.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }

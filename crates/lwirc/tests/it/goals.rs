@@ -14,22 +14,8 @@ fn setup() -> tempfile::TempDir {
     goal_registry()
 }
 
-fn goal_file() -> Value {
-    serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
-        .unwrap()
-}
-
 fn create(dir: &Path, file: &Value) -> String {
-    let path = write_json(dir, "goal.json", file);
-    let out = lwirc(dir, &["goal", "create", &path]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
-}
-
-fn show(dir: &Path, goal: &str) -> Value {
-    let out = lwirc(dir, &["goal", "show", goal, "--format", "json"]);
-    assert_exit(&out, 0);
-    serde_json::from_slice(&out.stdout).unwrap()
+    create_goal(dir, "goal.json", file)
 }
 
 fn report(dir: &Path, goal: &str, work: &str, args: &[&str]) -> std::process::Output {
@@ -46,7 +32,7 @@ fn planner() -> String {
 fn the_example_runs_to_success_and_keeps_both_roots() {
     let dir = setup();
     let d = dir.path();
-    let goal = create(d, &goal_file());
+    let goal = create(d, &example_goal());
     assert!(goal.starts_with("triage-acme-w49-"), "{goal}");
     // Again: the same id, nothing written.
     let again = lwirc(
@@ -81,19 +67,19 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
     let over = report(d, &goal, "triage", &["started"]);
     assert_exit(&over, 1);
     assert_stderr_has(&over, "2 of 2 attempt");
-    assert_eq!(show(d, &goal)["status"], "eligible");
+    assert_eq!(show_goal(d, &goal)["status"], "eligible");
 
     let replan = lwirc(d, &["goal", "replan", &goal, "--planner", &planner()]);
     assert_exit(&replan, 0);
     assert_eq!(stdout(&replan).trim(), "p1");
     assert_stderr_has(&replan, "waits for review");
-    assert_eq!(show(d, &goal)["status"], "awaiting-review");
+    assert_eq!(show_goal(d, &goal)["status"], "awaiting-review");
 
     assert_exit(
         &lwirc(d, &["goal", "approve", &goal, "p1", "--by", "alice"]),
         0,
     );
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["generation"], 1);
     assert_eq!(p["active_root"]["key"], "triage_lite");
     let output = root()
@@ -105,7 +91,7 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
         0,
     );
 
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "succeeded");
     assert_eq!(p["attempts"], json!({ "used": 3, "max": 6 }));
     assert_eq!(p["replans"], json!({ "used": 1, "max": 2 }));
@@ -149,7 +135,7 @@ fn the_example_runs_to_success_and_keeps_both_roots() {
 fn a_goal_file_with_problems_gets_every_finding_with_its_place() {
     let dir = setup();
     let d = dir.path();
-    let mut file = goal_file();
+    let mut file = example_goal();
     file["work"][0]["template"] = json!("triage-lit");
     file["work"][0]["input"] = json!({ "repo": "${ goal.input.repository }" });
     file["templates"]["triage"]["version"] =
@@ -194,7 +180,7 @@ fn wait_for(mut check: impl FnMut() -> bool) {
 
 /// An eligible goal: its root failed twice.
 fn eligible(d: &Path) -> String {
-    let goal = create(d, &goal_file());
+    let goal = create(d, &example_goal());
     assert_exit(&report(d, &goal, "triage", &["failed", "--error", "e1"]), 0);
     assert_exit(&report(d, &goal, "triage", &["failed", "--error", "e2"]), 0);
     goal
@@ -209,11 +195,11 @@ fn a_replan_killed_with_sigkill_is_interrupted_charged_and_leaves_no_half_plan()
     let mut child = command(d, &["goal", "replan", &goal, "--planner", &slow])
         .spawn()
         .unwrap();
-    wait_for(|| show(d, &goal)["status"] == "running");
+    wait_for(|| show_goal(d, &goal)["status"] == "running");
     // SIGKILL: no chance to record anything.
     child.kill().unwrap();
     child.wait().unwrap();
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["plans"][1]["status"], "interrupted");
     assert_eq!(p["replans"]["used"], 1, "the interrupted replan is charged");
     assert_eq!(p["status"], "eligible");
@@ -228,16 +214,9 @@ fn a_replan_killed_with_sigkill_is_interrupted_charged_and_leaves_no_half_plan()
     let out = lwirc(d, &["goal", "replan", &goal, "--planner", &planner()]);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), "p2");
-    let log =
-        std::fs::read_to_string(d.join(".lwir/goals").join(&goal).join("events.jsonl")).unwrap();
-    let names: Vec<String> = log
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["event"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+    let names: Vec<String> = goal_events(d, &goal)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
         .collect();
     let tail: Vec<&str> = names
         .iter()
@@ -259,7 +238,7 @@ fn a_replan_killed_with_sigkill_is_interrupted_charged_and_leaves_no_half_plan()
 
 /// A goal whose root runs after eight independent items.
 fn wide_goal(d: &Path) -> String {
-    let mut file = goal_file();
+    let mut file = example_goal();
     let mut work = Vec::new();
     for i in 0..8 {
         work.push(json!({ "key": format!("k{i}"), "template": "triage-lite", "input": { "repo": "acme/widgets" } }));
@@ -272,6 +251,28 @@ fn wide_goal(d: &Path) -> String {
     file["root"] = json!("all");
     file["limits"] = json!({ "max_total_attempts": 40, "max_parallel": 8 });
     create(d, &file)
+}
+
+/// `lwirc goal replan GOAL` with the scripted planner on `answers` and `extra` arguments.
+fn replan_with(d: &Path, goal: &str, answers: &str, extra: &[&str]) -> std::process::Output {
+    let planner = scripted_planner(answers);
+    let mut args = vec!["goal", "replan", goal, "--planner", &planner];
+    args.extend_from_slice(extra);
+    lwirc(d, &args)
+}
+
+/// `n` copies of the command line `args`.
+fn copies(n: usize, args: &[&str]) -> Vec<Vec<String>> {
+    vec![args.iter().map(|a| (*a).to_owned()).collect(); n]
+}
+
+/// The goal's event log in `d`'s default store, one value per line.
+fn goal_events(d: &Path, goal: &str) -> Vec<Value> {
+    std::fs::read_to_string(d.join(".lwir/goals").join(goal).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn spawn_all(d: &Path, runs: Vec<Vec<String>>) -> Vec<std::process::Output> {
@@ -314,7 +315,7 @@ fn eight_processes_reporting_at_once_lose_nothing() {
             assert_exit(&out, 0);
         }
     }
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["attempts"]["used"], 8);
     let done = p["work"]
         .as_array()
@@ -323,15 +324,9 @@ fn eight_processes_reporting_at_once_lose_nothing() {
         .filter(|w| w["status"] == "succeeded")
         .count();
     assert_eq!(done, 8);
-    let log =
-        std::fs::read_to_string(d.join(".lwir/goals").join(&goal).join("events.jsonl")).unwrap();
-    let seqs: Vec<u64> = log
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["seq"]
-                .as_u64()
-                .unwrap()
-        })
+    let seqs: Vec<u64> = goal_events(d, &goal)
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
         .collect();
     assert_eq!(
         seqs,
@@ -340,24 +335,14 @@ fn eight_processes_reporting_at_once_lose_nothing() {
     );
 
     // Eight processes starting the same item: exactly one attempt begins.
-    let runs = (0..8)
-        .map(|_| {
-            vec![
-                "goal".into(),
-                "report".into(),
-                goal.clone(),
-                "all".into(),
-                "started".into(),
-            ]
-        })
-        .collect();
+    let runs = copies(8, &["goal", "report", &goal, "all", "started"]);
     let codes: Vec<i32> = spawn_all(d, runs)
         .iter()
         .map(|o| o.status.code().unwrap())
         .collect();
     assert_eq!(codes.iter().filter(|&&c| c == 0).count(), 1, "{codes:?}");
     assert_eq!(codes.iter().filter(|&&c| c == 1).count(), 7, "{codes:?}");
-    assert_eq!(show(d, &goal)["attempts"]["used"], 9);
+    assert_eq!(show_goal(d, &goal)["attempts"]["used"], 9);
 }
 
 #[test]
@@ -378,17 +363,7 @@ fn two_concurrent_replans_make_exactly_one_planner_call() {
             calls.display()
         ),
     );
-    let runs = (0..2)
-        .map(|_| {
-            vec![
-                "goal".into(),
-                "replan".into(),
-                goal.clone(),
-                "--planner".into(),
-                counting.clone(),
-            ]
-        })
-        .collect();
+    let runs = copies(2, &["goal", "replan", &goal, "--planner", &counting]);
     let outs = spawn_all(d, runs);
     let mut codes: Vec<i32> = outs.iter().map(|o| o.status.code().unwrap()).collect();
     codes.sort_unstable();
@@ -405,7 +380,7 @@ fn two_concurrent_replans_make_exactly_one_planner_call() {
         stderr(refused)
     );
     assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 1);
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["replans"]["used"], 1);
     assert_eq!(p["plans"].as_array().unwrap().len(), 2);
 }
@@ -419,16 +394,7 @@ fn hostile_planner_text_never_reaches_the_terminal_raw() {
         d,
         &[json!({ "kind": "attention", "rationale": "stop\u{1b}[2J\u{1b}]0;owned\u{7} here" })],
     );
-    let out = lwirc(
-        d,
-        &[
-            "goal",
-            "replan",
-            &goal,
-            "--planner",
-            &scripted_planner(&answers),
-        ],
-    );
+    let out = replan_with(d, &goal, &answers, &[]);
     assert_exit(&out, 1);
     assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
     let human = lwirc(d, &["goal", "show", &goal]);
@@ -436,7 +402,7 @@ fn hostile_planner_text_never_reaches_the_terminal_raw() {
     assert_stdout_has(&human, "status: attention");
     let retry = lwirc(d, &["goal", "retry", &goal, "p1"]);
     assert_exit(&retry, 0);
-    assert_eq!(show(d, &goal)["status"], "eligible");
+    assert_eq!(show_goal(d, &goal)["status"], "eligible");
 }
 
 #[test]
@@ -446,7 +412,7 @@ fn goal_commands_explain_what_is_wrong() {
     let missing = lwirc(d, &["goal", "show", "nope"]);
     assert_exit(&missing, 1);
     assert_stderr_has(&missing, "no goal `nope`");
-    let goal = create(d, &goal_file());
+    let goal = create(d, &example_goal());
     let not_eligible = lwirc(d, &["goal", "replan", &goal, "--planner", "true"]);
     assert_exit(&not_eligible, 1);
     assert_stderr_has(&not_eligible, "not eligible");
@@ -464,7 +430,7 @@ fn goal_commands_explain_what_is_wrong() {
     assert_stderr_has(&refused, "LW1012");
     let cancel = lwirc(d, &["goal", "cancel", &goal, "--reason", "wrong repo"]);
     assert_exit(&cancel, 0);
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "cancelled");
     assert_eq!(p["cancelled"]["reason"], "wrong repo");
     assert_exit(&lwirc(d, &["goal", "cancel", &goal]), 1);
@@ -488,7 +454,7 @@ fn an_exhausted_goal_says_why_in_show_list_and_json_alike() {
             assert_exit(&lwirc(d, &["goal", "retry", &goal, plan]), 0);
         }
     }
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "exhausted");
     assert_eq!(
         p["replan_consumption"],
@@ -560,18 +526,7 @@ fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
         &[json!({ "kind": "apply", "root": "x",
                   "items": [ { "key": "x", "template": "triage-heavy", "input": { "repo": "acme/widgets" } } ] })],
     );
-    let out = lwirc(
-        d,
-        &[
-            "goal",
-            "replan",
-            &goal,
-            "--planner",
-            &scripted_planner(&answers),
-            "--color",
-            "never",
-        ],
-    );
+    let out = replan_with(d, &goal, &answers, &["--color", "never"]);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(err.contains("LW1001"), "{err}");
@@ -590,8 +545,8 @@ fn unreadable_goal_files_and_refused_proposals_are_shown_with_their_place() {
 fn an_output_larger_than_a_runner_may_answer_is_refused_and_nothing_recorded() {
     let dir = setup();
     let d = dir.path();
-    let goal = create(d, &goal_file());
-    let before = show(d, &goal)["attempts"].clone();
+    let goal = create(d, &example_goal());
+    let before = show_goal(d, &goal)["attempts"].clone();
     assert_exit(&report(d, &goal, "triage", &["started"]), 0);
     let huge = d.join("huge.json");
     let summary = "x".repeat(17 * 1024 * 1024);
@@ -604,7 +559,7 @@ fn an_output_larger_than_a_runner_may_answer_is_refused_and_nothing_recorded() {
     );
     assert_exit(&out, 1);
     assert_stderr_has(&out, "at most 16777216 bytes");
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     assert_eq!(p["status"], "running", "the attempt is still running: {p}");
     assert_ne!(p["attempts"], before);
 }
@@ -633,7 +588,7 @@ fn registry_without_pattern() -> tempfile::TempDir {
 /// A goal whose `echo` reads the summary of `a` 2 000 times in one template, after `a`
 /// answered a 2 MB summary (under the output cap): 4 GB if the input were built whole.
 fn echoing_goal(d: &Path) -> String {
-    let mut file = goal_file();
+    let mut file = example_goal();
     file["work"] = json!([
         { "key": "a", "template": "triage-lite", "input": { "repo": "acme/widgets" } },
         { "key": "echo", "template": "triage-lite",
@@ -715,7 +670,7 @@ fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
     );
     assert_exit(&out, 1);
     assert!(!seen.exists(), "the runner was started");
-    let p = show(d, &goal);
+    let p = show_goal(d, &goal);
     let echo = p["work"]
         .as_array()
         .unwrap()
@@ -744,9 +699,9 @@ fn an_input_that_would_pass_16_mib_is_not_built_and_not_dispatched() {
 fn an_oversized_output_file_or_stream_is_refused_before_it_is_read() {
     let dir = setup();
     let d = dir.path();
-    let goal = create(d, &goal_file());
+    let goal = create(d, &example_goal());
     assert_exit(&report(d, &goal, "triage", &["started"]), 0);
-    let before = show(d, &goal)["fingerprint"].clone();
+    let before = show_goal(d, &goal)["fingerprint"].clone();
     // 1 GiB that takes no disk, and 600 MB on standard input: neither is read whole (the
     // address space is smaller than either).
     let sparse = d.join("sparse.json");
@@ -779,7 +734,7 @@ fn an_oversized_output_file_or_stream_is_refused_before_it_is_read() {
         );
     }
     assert_eq!(
-        show(d, &goal)["fingerprint"],
+        show_goal(d, &goal)["fingerprint"],
         before,
         "nothing was recorded"
     );

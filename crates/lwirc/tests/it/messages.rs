@@ -228,18 +228,10 @@ fn help_says_where_output_goes_and_names_every_validator() {
         assert!(help.contains(validator), "{validator} missing:\n{help}");
     }
     // A draft with errors: its findings are on standard output, and the help says so.
-    let out = lwirc(
+    let out = register_against_example(
         dir.path(),
-        &[
-            "register",
-            &example("draft-with-mistakes.json"),
-            "-d",
-            &example("workflow.json"),
-            "--registry",
-            "registry",
-            "--color",
-            "never",
-        ],
+        "draft-with-mistakes.json",
+        &["--registry", "registry", "--color", "never"],
     );
     assert_exit(&out, 1);
     assert_stdout_has(&out, "LW301");

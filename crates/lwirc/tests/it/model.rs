@@ -52,6 +52,22 @@ struct Server {
 }
 
 /// Serves `script` in order (the last one again when it runs out).
+impl Server {
+    /// Kills `child` (SIGKILL) once this server was sent its `n`-th request, within 30 s.
+    fn kill_at_turn(&self, child: &mut std::process::Child, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.requests.lock().unwrap().len() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "turn {n} was never sent"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
 fn serve(script: Vec<Scripted>) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -134,6 +150,11 @@ fn tool_calls(calls: &[(&str, Value)]) -> Scripted {
     )
 }
 
+/// A model turn of one `bash` call running `command`.
+fn bash_call(command: &str) -> Scripted {
+    tool_calls(&[("bash", json!({ "command": command }))])
+}
+
 fn recorded_answer(n: u32) -> String {
     std::fs::read_to_string(root().join(format!("examples/issue-triage/planner/call-{n}.json")))
         .unwrap()
@@ -155,31 +176,43 @@ fn compile_after_tool_calls(d: &Path, calls: &[(&str, Value)]) -> Vec<Recorded> 
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(example("workflow.json"), dir.path().join("workflow.json")).unwrap();
-    let skill = dir.path().join(".agents/skills/writing-loop-lwir");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write_skill(
+        dir.path(),
+        "writing-loop-lwir",
         "Bound every loop with max_iterations.\n",
-    )
-    .unwrap();
+    );
     dir
 }
 
-fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+/// Writes skill `name`, `text`, beside the definition in `dir`.
+fn write_skill(dir: &Path, name: &str, text: &str) {
+    let skill = dir.join(".agents/skills").join(name);
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), text).unwrap();
+}
+
+/// `lwirc compile workflow.json --input INPUT --planner-url URL --session session` and
+/// `extra` arguments in `d`, not started yet.
+fn compile_command(d: &Path, input: &str, url: &str, extra: &[&str]) -> std::process::Command {
     let mut args = vec![
         "compile",
         "workflow.json",
         "--input",
-        &*Box::leak(example("input.json").into_boxed_str()),
+        input,
         "--planner-url",
         url,
         "--session",
         "session",
     ];
     args.extend_from_slice(extra);
-    let mut command = command(d, &args);
-    command.env("OPENAI_API_KEY", "sk-test-123");
-    command.output().unwrap()
+    command(d, &args)
+}
+
+fn compile(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
+    compile_command(d, &example("input.json"), url, extra)
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .output()
+        .unwrap()
 }
 
 const VERSION: &str = "sha256:5c281a30701ece8463ea55bda73114d347b874931ef2b7cfd530b2c4cb6f9510";
@@ -190,6 +223,42 @@ fn events(d: &Path) -> Vec<Value> {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A model server's URL where nothing listens.
+fn unreachable_url() -> String {
+    format!("http://127.0.0.1:{}/v1", unused_port())
+}
+
+/// No file of `files` holds the test's API key.
+#[track_caller]
+fn assert_no_key_in(files: &[std::path::PathBuf]) {
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned();
+        assert!(
+            !text.contains("sk-test-123"),
+            "the key is in {}:\n{text}",
+            f.display()
+        );
+    }
+}
+
+/// The names of the `harness.tool_call.*` events of the session in `d/session`, in order.
+fn tool_call_events(d: &Path) -> Vec<String> {
+    events(d)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_owned())
+        .filter(|n| n.starts_with("harness.tool_call."))
+        .collect()
+}
+
+/// What [`tool_call_events`] are for `n` tool calls that each started and succeeded.
+fn tool_calls_that_succeeded(n: usize) -> Vec<String> {
+    ["harness.tool_call.started", "harness.tool_call.succeeded"]
+        .repeat(n)
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 
@@ -307,14 +376,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
     all_files(&d.join("session"), &mut files);
     assert!(files.iter().any(|f| f.ends_with("model/events.jsonl")));
     assert!(files.iter().any(|f| f.ends_with("model/system-prompt.txt")));
-    for f in files {
-        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !text.contains("sk-test-123"),
-            "the key is in {}",
-            f.display()
-        );
-    }
+    assert_no_key_in(&files);
     let names = events(d)
         .into_iter()
         .map(|e| e["event"].as_str().unwrap().to_owned())
@@ -326,19 +388,7 @@ fn a_plan_call_with_tools_then_a_repair_round_then_registration() {
             .count(),
         4
     );
-    assert_eq!(
-        names
-            .iter()
-            .filter(|n| n.starts_with("harness.tool_call."))
-            .cloned()
-            .collect::<Vec<_>>(),
-        [
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded"
-        ]
-    );
+    assert_eq!(tool_call_events(d), tool_calls_that_succeeded(2));
 }
 
 #[test]
@@ -442,11 +492,7 @@ fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
         assert!(both(&out).contains(code), "{code}: {}", both(&out));
     }
     // A server that never answers in time.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let _held: Vec<TcpStream> = listener.incoming().filter_map(Result::ok).collect();
-    });
+    let url = format!("http://{}/v1", silent_listener());
     let dir = setup();
     let out = compile(
         dir.path(),
@@ -456,15 +502,10 @@ fn cut_off_answers_fenced_json_slow_and_unreachable_servers_are_findings() {
     assert_exit(&out, 1);
     assert!(both(&out).contains("LW803"), "{}", both(&out));
     // Nothing listens: an environment failure (LW801).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let dir = setup();
     let out = compile(
         dir.path(),
-        &format!("http://127.0.0.1:{port}/v1"),
+        &unreachable_url(),
         &["--max-planner-calls", "1"],
     );
     assert_exit(&out, 1);
@@ -553,49 +594,15 @@ fn a_session_killed_while_turn_3_is_in_flight_resumes_that_turn_only() {
         (0, vec![], String::new()),
     ]);
     let input = example("input.json");
-    let mut child = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            &input,
-            "--planner-url",
-            &first.url,
-            "--session",
-            "session",
-        ],
-    )
-    .env("OPENAI_API_KEY", "sk-test-123")
-    .spawn()
-    .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while first.requests.lock().unwrap().len() < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "turn 3 was never sent"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut child = compile_command(d, &input, &first.url, &[])
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .spawn()
+        .unwrap();
+    first.kill_at_turn(&mut child, 3);
     let turn3 = first.requests.lock().unwrap()[2].body.clone();
 
     let second = serve(vec![answer(&recorded_answer(2))]);
-    let mut resume = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            &input,
-            "--planner-url",
-            &second.url,
-            "--session",
-            "session",
-            "--resume",
-        ],
-    );
+    let mut resume = compile_command(d, &input, &second.url, &["--resume"]);
     resume.env("OPENAI_API_KEY", "sk-test-123");
     let out = resume.output().unwrap();
     assert_exit(&out, 0);
@@ -751,14 +758,7 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
     for name in ["session/events.jsonl", "session/model/events.jsonl"] {
         assert!(files.iter().any(|f| f.ends_with(name)), "{name}");
     }
-    for f in files {
-        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !text.contains("sk-test-123"),
-            "the key is in {}:\n{text}",
-            f.display()
-        );
-    }
+    assert_no_key_in(&files);
 }
 
 /// A newcomer's model-server mistakes: nothing listening, or a URL without the API root.
@@ -766,17 +766,8 @@ fn a_server_that_echoes_the_key_in_its_error_has_it_neither_printed_nor_stored()
 /// spending all eight, and says what to check.
 #[test]
 fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_check() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let dir = setup();
-    let out = compile(
-        dir.path(),
-        &format!("http://127.0.0.1:{port}/v1"),
-        &["--format", "json"],
-    );
+    let out = compile(dir.path(), &unreachable_url(), &["--format", "json"]);
     assert_exit(&out, 1);
     let text = both(&out);
     assert!(text.contains("cannot reach the model server"), "{text}");
@@ -818,26 +809,6 @@ fn an_unreachable_server_or_a_url_without_v1_stops_at_once_and_says_what_to_chec
     );
 }
 
-/// Whether the sandbox runs here; where it does not, the test that needs it says it is
-/// skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
-fn sandbox_runs(test: &str) -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    let out = command(dir.path(), &["sandbox", "check"]).output().unwrap();
-    if out.status.code() == Some(0) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-        "the sandbox does not run: {}",
-        stderr(&out)
-    );
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped {test}: the sandbox does not run here"
-    );
-    false
-}
-
 /// The body the model tests and then drafts with.
 const SUM_BODY: &str =
     "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'total': sum(d['items'])}))";
@@ -863,13 +834,11 @@ fn code_setup() -> tempfile::TempDir {
     });
     write_json(dir.path(), "workflow.json", &definition);
     write_json(dir.path(), "input.json", &json!({ "items": [1, 2, 3] }));
-    let skill = dir.path().join(".agents/skills/writing-code");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write_skill(
+        dir.path(),
+        "writing-code",
         "Read the input with json.load(sys.stdin); print one JSON value.\n",
-    )
-    .unwrap();
+    );
     dir
 }
 
@@ -882,20 +851,10 @@ fn sum_draft() -> Value {
 }
 
 fn compile_code(d: &Path, url: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "compile",
-        "workflow.json",
-        "--input",
-        "input.json",
-        "--planner-url",
-        url,
-        "--session",
-        "session",
-    ];
-    args.extend_from_slice(extra);
-    let mut command = command(d, &args);
-    command.env("OPENAI_API_KEY", "sk-test-123");
-    command.output().unwrap()
+    compile_command(d, "input.json", url, extra)
+        .env("OPENAI_API_KEY", "sk-test-123")
+        .output()
+        .unwrap()
 }
 
 /// The tool results sent back in request `n` (those of the turn before it).
@@ -926,10 +885,9 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
     let dir = code_setup();
     let d = dir.path();
     let server = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "cat .agents/skills/writing-code/SKILL.md; cat /mnt/memory/workflow/lessons-learned.md" }),
-        )]),
+        bash_call(
+            "cat .agents/skills/writing-code/SKILL.md; cat /mnt/memory/workflow/lessons-learned.md",
+        ),
         tool_calls(&[(
             "test_code",
             json!({ "language": "python", "body": SUM_BODY, "input": { "items": [1, 2, 3] }, "output": sum_output() }),
@@ -1057,24 +1015,7 @@ fn the_planner_reads_a_skill_with_bash_tests_its_body_and_drafts_with_it() {
         "{err}"
     );
     // Each call is logged like the other tools.
-    let names: Vec<String> = events(d)
-        .iter()
-        .map(|e| e["event"].as_str().unwrap().to_owned())
-        .filter(|n| n.starts_with("harness.tool_call."))
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded",
-            "harness.tool_call.started",
-            "harness.tool_call.succeeded"
-        ]
-    );
+    assert_eq!(tool_call_events(d), tool_calls_that_succeeded(4));
     // The version runs, and its body gives what test_code said.
     let bindings = write_json(
         d,
@@ -1180,53 +1121,18 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
     let dir = code_setup();
     let d = dir.path();
     let first = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "echo once >> /mnt/memory/workflow/count.txt; wc -l < /mnt/memory/workflow/count.txt" }),
-        )]),
+        bash_call(
+            "echo once >> /mnt/memory/workflow/count.txt; wc -l < /mnt/memory/workflow/count.txt",
+        ),
         (0, vec![], String::new()),
     ]);
-    let mut child = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &first.url,
-            "--session",
-            "session",
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while first.requests.lock().unwrap().len() < 2 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "turn 2 was never sent"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let mut child = compile_command(d, "input.json", &first.url, &[])
+        .spawn()
+        .unwrap();
+    first.kill_at_turn(&mut child, 2);
     let second = serve(vec![answer(&sum_draft().to_string())]);
     // Resumed where the sandbox does not run, the harness offers other tools: drift.
-    let mut hidden = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &second.url,
-            "--session",
-            "session",
-            "--resume",
-        ],
-    );
+    let mut hidden = compile_command(d, "input.json", &second.url, &["--resume"]);
     let out = hidden.env("PATH", "/nonexistent").output().unwrap();
     assert_exit(&out, 3);
     let err = stderr(&out);
@@ -1254,23 +1160,8 @@ fn a_completed_bash_call_is_not_run_again_on_resume() {
 fn without_bubblewrap_the_planner_gets_no_bash_and_is_told_once() {
     let dir = code_setup();
     let d = dir.path();
-    let server = serve(vec![
-        tool_calls(&[("bash", json!({ "command": "id" }))]),
-        answer(&sum_draft().to_string()),
-    ]);
-    let mut c = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &server.url,
-            "--session",
-            "session",
-        ],
-    );
+    let server = serve(vec![bash_call("id"), answer(&sum_draft().to_string())]);
+    let mut c = compile_command(d, "input.json", &server.url, &[]);
     c.env("PATH", "/nonexistent");
     let out = c.output().unwrap();
     assert_exit(&out, 0);
@@ -1323,10 +1214,9 @@ fn a_link_planted_at_the_skills_mount_point_is_replaced() {
     let dir = code_setup();
     let d = dir.path();
     let server = serve(vec![
-        tool_calls(&[(
-            "bash",
-            json!({ "command": "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted" }),
-        )]),
+        bash_call(
+            "mv .agents moved && ln -s / .agents && mkfifo /mnt/memory/workflow/lessons-learned.md && echo planted",
+        ),
         tool_calls(&[
             (
                 "bash",
@@ -1339,19 +1229,7 @@ fn a_link_planted_at_the_skills_mount_point_is_replaced() {
         ]),
         answer(&sum_draft().to_string()),
     ]);
-    let c = command(
-        d,
-        &[
-            "compile",
-            "workflow.json",
-            "--input",
-            "input.json",
-            "--planner-url",
-            &server.url,
-            "--session",
-            "session",
-        ],
-    );
+    let c = compile_command(d, "input.json", &server.url, &[]);
     // A FIFO planted in the memory store does not hang the session.
     let out = output_within(c, std::time::Duration::from_secs(60));
     assert_exit(&out, 0);

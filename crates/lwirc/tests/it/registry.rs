@@ -62,13 +62,7 @@ fn variant(dir: &Path, n: usize) -> String {
 
 /// Flips the lowest bit of byte `at` of a read-only stored file.
 fn flip_byte(path: &Path, at: usize) {
-    let mut permissions = fs::metadata(path).unwrap().permissions();
-    #[allow(
-        clippy::permissions_set_readonly_false,
-        reason = "a test corrupts a file on purpose"
-    )]
-    permissions.set_readonly(false);
-    fs::set_permissions(path, permissions).unwrap();
+    make_writable(path);
     let mut bytes = fs::read(path).unwrap();
     bytes[at] ^= 1;
     fs::write(path, bytes).unwrap();

@@ -90,6 +90,22 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// A server on the loopback that reads (up to 4 KiB of) each request, whatever it is, and
+/// sends `answer` back; its port.
+fn answering_with(answer: String) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    port
+}
+
 /// Registers `draft` against the example definition in `registry`; the version printed.
 fn register(registry: &str, draft: &Path) -> String {
     let out = run(lwirc()
@@ -216,13 +232,7 @@ fn a_blob_changed_behind_lwircs_back_is_found_by_every_read_and_by_verify() {
         .into_iter()
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{}: the LWIR's bytes are under {}", b.label, root.display()));
-        let mut perms = std::fs::metadata(&file).unwrap().permissions();
-        #[allow(
-            clippy::permissions_set_readonly_false,
-            reason = "the test tampers on purpose"
-        )]
-        perms.set_readonly(false);
-        std::fs::set_permissions(&file, perms).unwrap();
+        common::make_writable(&file);
         let original = std::fs::read(&file).unwrap();
         let changed = String::from_utf8(original.clone())
             .unwrap()
@@ -424,22 +434,11 @@ fn a_registry_that_is_down_or_answers_garbage_is_a_clear_error() {
     );
     assert!(out.stdout.is_empty(), "no version is printed");
     // A server that answers every request with garbage.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            use std::io::{Read, Write};
-            let mut stream = stream;
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let body = "\u{1b}[31mnot a registry";
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
+    let body = "\u{1b}[31mnot a registry";
+    let port = answering_with(format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    ));
     let garbage = format!("oci+http://127.0.0.1:{port}/lwir");
     let out = run(lwirc().args(["registry", "list", "--registry", &garbage]));
     assert_ne!(out.status.code(), Some(0), "{}", text(&out));
@@ -908,19 +907,9 @@ fn a_refusal_that_echoes_the_credentials_prints_none_of_them() {
 /// scheme, the error names the one that would work.
 #[test]
 fn a_plain_http_registry_asked_over_tls_names_oci_http() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut stream = stream;
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
-        }
-    });
+    let port = answering_with(
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+    );
     let location = format!("oci://127.0.0.1:{port}/lwir/x");
     let out = run(lwirc().args(["registry", "list", "--registry", &location]));
     assert_ne!(out.status.code(), Some(0));

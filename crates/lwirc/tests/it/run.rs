@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     assert_exit, assert_stderr_has, assert_stdout_has, command, example, lwirc, register_example,
-    root, script, stderr, stdout, write_json,
+    register_files, root, script, stderr, stdout, write_json,
 };
 use serde_json::{Value, json};
 
@@ -20,9 +20,39 @@ use serde_json::{Value, json};
 fn register(dir: &Path, draft: &Value, definition: &Value) -> String {
     let d = write_json(dir, "draft.json", draft);
     let w = write_json(dir, "workflow.json", definition);
-    let out = lwirc(dir, &["register", &d, "-d", &w]);
-    assert_exit(&out, 0);
-    stdout(&out).trim().to_owned()
+    register_files(dir, &d, &w)
+}
+
+/// A draft of workflow `w`: `steps` and `output`.
+fn draft(steps: Value, output: Value) -> Value {
+    json!({"lwir": "1", "workflow": "w", "steps": steps, "output": output})
+}
+
+/// A draft of a `map` over the input's `xs` (4 at a time) calling `tool` as step `id` on
+/// each `x`, its output the list of the calls' `v`; and the input of 50 items, 0 to 49, in
+/// `dir`. What the kill tests run.
+fn map_of_50_calls(dir: &Path, id: &str, tool: &str) -> (Value, String) {
+    let draft = draft(
+        json!([
+            {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
+             "steps": [{"id": id, "kind": "tool.call", "tool": tool, "args": {"x": "${ x }"}}],
+             "result": format!("${{ steps.{id}.output.v }}")}
+        ]),
+        json!("${ steps.each.output }"),
+    );
+    let input = write_json(
+        dir,
+        "input.json",
+        &json!({"xs": (0..50).collect::<Vec<_>>()}),
+    );
+    (draft, input)
+}
+
+/// Asserts that `out` printed what the kill tests' map gives: each `x` doubled.
+#[track_caller]
+fn assert_doubled(out: &std::process::Output) {
+    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
+    assert_eq!(stdout_json(out), json!(expected));
 }
 
 /// A definition with tools `tools` (id → output schema, any object as input).
@@ -62,6 +92,66 @@ fn run_id(err: &str) -> String {
     let first = err.lines().next().unwrap_or_default();
     assert!(first.starts_with("run "), "the run id comes first: {err}");
     first.split_whitespace().nth(1).unwrap().to_owned()
+}
+
+/// `lwirc run VERSION --input INPUT --bindings B` in `dir`.
+fn run_bound(dir: &Path, version: &str, input: &str, b: &str) -> std::process::Output {
+    lwirc(dir, &["run", version, "--input", input, "--bindings", b])
+}
+
+/// `lwirc bindings check B --version VERSION` in `dir`.
+fn check_bindings(dir: &Path, b: &str, version: &str) -> std::process::Output {
+    lwirc(dir, &["bindings", "check", b, "--version", version])
+}
+
+/// Standard output, parsed as JSON.
+fn stdout_json(out: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout(out)).unwrap()
+}
+
+/// `lwirc runs replay RUN` in `dir`, which finds no difference.
+#[track_caller]
+fn replays_without_difference(dir: &Path, run: &str) {
+    let out = lwirc(dir, &["runs", "replay", run]);
+    assert_exit(&out, 0);
+    assert_stdout_has(&out, "no difference");
+}
+
+/// The event log of run `run` in `dir`'s default store.
+fn run_events(dir: &Path, run: &str) -> String {
+    std::fs::read_to_string(dir.join(".lwir/runs").join(run).join("events.jsonl")).unwrap()
+}
+
+/// Starts `lwirc args` in `dir` and kills it with SIGKILL (nothing of lwirc runs after it)
+/// once `made()` calls were made, `at()` of them (asked once the first line on standard
+/// error came), or it ended, or a minute passed; the run id that line names.
+fn kill_at(
+    dir: &Path,
+    args: &[&str],
+    made: impl Fn() -> usize,
+    at: impl FnOnce() -> usize,
+    poll: Duration,
+) -> Option<String> {
+    let mut child = command(dir, args).stderr(Stdio::piped()).spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx.recv_timeout(Duration::from_secs(30)).ok();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let at = at();
+    while made() < at && Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(poll);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    first.and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
 }
 
 /// A run of `version` on `input` with bindings `b` whose bindings drifted (`code`): refused,
@@ -132,10 +222,7 @@ fn the_example_runs_end_to_end() {
         ],
     );
     assert_exit(&out, 0);
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!({"summary": "3 issues, 1 bugs."})
-    );
+    assert_eq!(stdout_json(&out), json!({"summary": "3 issues, 1 bugs."}));
     let err = stderr(&out);
     let run = run_id(&err);
     assert!(err.contains("ok each[2]/label"), "{err}");
@@ -156,13 +243,7 @@ fn the_example_runs_end_to_end() {
     assert_eq!(show["output"], json!({"summary": "3 issues, 1 bugs."}));
     assert_eq!(show["steps"].as_array().unwrap().len(), 10);
     // The record keeps the tools' schemas; the run records its bindings.
-    let log = std::fs::read_to_string(
-        dir.path()
-            .join(".lwir/runs")
-            .join(&run)
-            .join("events.jsonl"),
-    )
-    .unwrap();
+    let log = run_events(dir.path(), &run);
     let started: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
     assert_eq!(started["data"]["bindings"], bindings);
     assert!(started["chain"].is_string());
@@ -173,16 +254,7 @@ fn the_example_runs_end_to_end() {
 #[test]
 fn bad_input_and_bad_bindings_are_findings() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lwirc(
-        dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
-    );
-    let version = stdout(&out).trim().to_owned();
+    let version = register_example(dir.path());
     let calls = dir.path().join("calls");
     let tool = script(
         dir.path(),
@@ -202,10 +274,7 @@ fn bad_input_and_bad_bindings_are_findings() {
         "input.json",
         &json!({"repo": "widgets", "extra": 1}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &good],
-    );
+    let out = run_bound(dir.path(), &version, &input, &good);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(err.contains("LW1101"), "{err}");
@@ -219,10 +288,7 @@ fn bad_input_and_bad_bindings_are_findings() {
         &json!({"bindings": "lwir.bindings/1", "tools": {"github.list_issues": {"comand": ["x"]}}}),
     );
     let input = write_json(dir.path(), "input.json", &json!({"repo": "acme/widgets"}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &bad],
-    );
+    let out = run_bound(dir.path(), &version, &input, &bad);
     assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("LW102") && err.contains("comand"), "{err}");
@@ -233,10 +299,7 @@ fn bad_input_and_bad_bindings_are_findings() {
         &[("github.list_issues", json!({"command": [tool]}))],
         json!({"*": {"command": [tool]}}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &partial],
-    );
+    let out = run_bound(dir.path(), &version, &input, &partial);
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("`github.add_label` is called by the version but not bound"));
     assert!(!calls.exists());
@@ -252,19 +315,8 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
         "echo",
         json!({"type": "object", "properties": {"v": {"type": "integer"}}, "required": ["v"]}),
     )]);
-    let version = register(
-        dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
-                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
-                 "steps": [{"id": "echo", "kind": "tool.call", "tool": "echo", "args": {"x": "${ x }"}}],
-                 "result": "${ steps.echo.output.v }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
-        &def,
-    );
+    let (map, input) = map_of_50_calls(dir.path(), "echo", "echo");
+    let version = register(dir.path(), &map, &def);
     let keys = dir.path().join("keys");
     // Appends the call's key, takes a while, answers x * 2.
     let tool = script(
@@ -282,41 +334,14 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
         &[("echo", json!({"command": [tool]}))],
         json!({}),
     );
-    let input = write_json(
-        dir.path(),
-        "input.json",
-        &json!({"xs": (0..50).collect::<Vec<_>>()}),
-    );
     let lines = || {
         std::fs::read_to_string(&keys)
             .map(|t| t.lines().count())
             .unwrap_or(0)
     };
     // Start the run, kill it once `at` calls were made; its id.
-    let kill_at = |args: &[&str], at: usize| -> Option<String> {
-        let mut child = command(dir.path(), args)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let first = rx.recv_timeout(Duration::from_secs(30)).ok();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while lines() < at && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // SIGKILL: nothing of lwirc runs after it.
-        let _ = child.kill();
-        let _ = child.wait();
-        first.and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+    let kill_at = |args: &[&str], at: usize| {
+        kill_at(dir.path(), args, lines, || at, Duration::from_millis(5))
     };
     let run = kill_at(&["run", &version, "--input", &input, "--bindings", &b], 8).unwrap();
     assert!(lines() >= 8 && lines() < 50, "{} calls", lines());
@@ -325,11 +350,7 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
     }
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
-    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!(expected)
-    );
+    assert_doubled(&out);
     let text = std::fs::read_to_string(&keys).unwrap();
     let mut counts = std::collections::BTreeMap::new();
     for key in text.lines() {
@@ -346,9 +367,7 @@ fn kill_9_and_resume_calls_each_tool_once_or_again_with_its_key() {
     let show: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(show["status"], "succeeded");
     assert_eq!(show["resumed"], 3);
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
 }
 
 /// A run whose third step fails; after the tool is fixed, `runs retry` calls neither of
@@ -360,15 +379,14 @@ fn retry_after_a_fix_calls_only_the_failed_step() {
     let def = definition(&[("one", n.clone()), ("two", n.clone()), ("three", n)]);
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "a", "kind": "tool.call", "tool": "one"},
                 {"id": "b", "kind": "tool.call", "tool": "two", "args": {"n": "${ steps.a.output.n }"}},
                 {"id": "c", "kind": "tool.call", "tool": "three", "args": {"n": "${ steps.b.output.n }"}}
-            ],
-            "output": "${ steps.c.output }"
-        }),
+            ]),
+            json!("${ steps.c.output }"),
+        ),
         &def,
     );
     let calls = dir.path().join("calls");
@@ -395,10 +413,7 @@ fn retry_after_a_fix_calls_only_the_failed_step() {
         json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     let run = run_id(&err);
@@ -412,10 +427,7 @@ fn retry_after_a_fix_calls_only_the_failed_step() {
     std::fs::write(&fixed, "").unwrap();
     let out = lwirc(dir.path(), &["runs", "retry", &run[..8], "--by", "fixer"]);
     assert_exit(&out, 0);
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!({"n": 3})
-    );
+    assert_eq!(stdout_json(&out), json!({"n": 3}));
     assert_eq!(
         std::fs::read_to_string(&calls).unwrap(),
         "one\ntwo\nthree\nthree\n"
@@ -461,9 +473,10 @@ fn hostile_tools_fail_their_step_cleanly() {
     let def = definition(&[("t", out_schema)]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "t", "kind": "tool.call", "tool": "t"}],
-                "output": "${ steps.t.output }"}),
+        &draft(
+            json!([{"id": "t", "kind": "tool.call", "tool": "t"}]),
+            json!("${ steps.t.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -508,13 +521,7 @@ fn hostile_tools_fail_their_step_cleanly() {
         "{err}"
     );
     let run = run_id(&err);
-    let log = std::fs::read_to_string(
-        dir.path()
-            .join(".lwir/runs")
-            .join(&run)
-            .join("events.jsonl"),
-    )
-    .unwrap();
+    let log = run_events(dir.path(), &run);
     assert!(
         log.contains(r#""result":{"ok":"\u001b[31mred\u001b]0;title\u0007"}"#),
         "{log}"
@@ -559,11 +566,12 @@ fn command_models_are_checked_and_their_tool_loops_bounded() {
     let def = definition(&[("echo", json!({"type": "object"}))]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "classify", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
+        &draft(
+            json!([{"id": "classify", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
                            "tools": ["echo"],
-                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}],
-                "output": "${ steps.classify.output }"}),
+                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}]),
+            json!("${ steps.classify.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({"title": "it crashes"}));
@@ -575,10 +583,7 @@ fn command_models_are_checked_and_their_tool_loops_bounded() {
             &[("echo", json!({"command": [tool]}))],
             json!({"fast": {"command": [m]}}),
         );
-        lwirc(
-            dir.path(),
-            &["run", &version, "--input", &input, "--bindings", &b],
-        )
+        run_bound(dir.path(), &version, &input, &b)
     };
     let out = model("cat >/dev/null\necho '{\"label\": \"urgent\"}'");
     assert_exit(&out, 1);
@@ -608,10 +613,11 @@ fn drift_fails_or_pauses_and_is_accepted() {
     let def = definition(&[]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "m", "kind": "model.call", "model": "fast", "prompt": "hi",
-                           "output": {"type": "object"}}],
-                "output": "${ steps.m.output }"}),
+        &draft(
+            json!([{"id": "m", "kind": "model.call", "model": "fast", "prompt": "hi",
+                           "output": {"type": "object"}}]),
+            json!("${ steps.m.output }"),
+        ),
         &def,
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
@@ -628,13 +634,7 @@ fn drift_fails_or_pauses_and_is_accepted() {
     let (run, out) =
         drifts_then_resumes_when_accepted(dir.path(), [&version, &input, &b], "LW706", || {});
     assert_eq!(stdout(&out).trim(), r#"{"hello":1}"#);
-    let log = std::fs::read_to_string(
-        dir.path()
-            .join(".lwir/runs")
-            .join(&run)
-            .join("events.jsonl"),
-    )
-    .unwrap();
+    let log = run_events(dir.path(), &run);
     assert!(log.contains("\"event\":\"run.paused\""));
     assert!(log.contains("\"accept_drift\":true") && log.contains("\"by\":\"ops\""));
 }
@@ -726,10 +726,11 @@ fn a_model_server_is_asked_with_a_fallback_ladder() {
     let def = definition(&[]);
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "m", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
-                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}],
-                "output": "${ steps.m.output }"}),
+        &draft(
+            json!([{"id": "m", "kind": "model.call", "model": "fast", "prompt": "Label ${ input.title }",
+                           "output": {"type": "object", "properties": {"label": {"enum": ["bug", "feature"]}}, "required": ["label"]}}]),
+            json!("${ steps.m.output }"),
+        ),
         &def,
     );
     let (url, seen) = model_server();
@@ -760,13 +761,7 @@ fn a_model_server_is_asked_with_a_fallback_ladder() {
     );
     assert_eq!(seen[1].1["response_format"], json!({"type": "json_object"}));
     let run = run_id(&stderr(&out));
-    let log = std::fs::read_to_string(
-        dir.path()
-            .join(".lwir/runs")
-            .join(&run)
-            .join("events.jsonl"),
-    )
-    .unwrap();
+    let log = run_events(dir.path(), &run);
     assert!(!log.contains("sk-test"), "the key reached the log");
     assert!(log.contains(r#""mode":"json_object""#));
     assert!(
@@ -793,10 +788,7 @@ fn a_server_that_does_not_start_stops_the_run_and_code_run_is_not_available_yet(
         &json!({"bindings": "lwir.bindings/1", "servers": {"s": {"command": ["true"]}},
                 "tools": {"t": {"server": "s", "name": "echo"}}}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(
@@ -998,15 +990,14 @@ fn a_map_whose_items_end_out_of_order_replays_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 2,
                  "steps": [{"id": "t", "kind": "tool.call", "tool": "slow", "args": {"x": "${ x }"}}],
                  "result": "${ steps.t.output }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
+            ]),
+            json!("${ steps.each.output }"),
+        ),
         &definition(&[("slow", json!({}))]),
     );
     let tool = script(
@@ -1025,10 +1016,7 @@ fn a_map_whose_items_end_out_of_order_replays_the_same() {
         .map(|&(delay, fail)| json!({"delay": delay, "fail": fail}))
         .collect();
     let input = write_json(dir.path(), "input.json", &json!({"xs": xs}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
@@ -1036,7 +1024,5 @@ fn a_map_whose_items_end_out_of_order_replays_the_same() {
         "the second item failed first: {err}"
     );
     let run = run_id(&err);
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert_stdout_has(&out, "no difference");
+    replays_without_difference(dir.path(), &run);
 }

@@ -352,11 +352,7 @@ fn no_secret_is_printed_or_written_anywhere() {
 
     // PostgreSQL: a password as `password=` and in the user part, and a server that
     // quotes the password it was sent.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = unused_port();
     let echoing = echoing_database();
     for (scenario, url) in [
         (

@@ -45,21 +45,26 @@ fn hostile_draft() -> Value {
     draft
 }
 
-#[test]
-fn validate_shows_escape_sequences_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let draft = write_json(dir.path(), "draft.json", &hostile_draft());
-    let out = lwirc(
-        dir.path(),
+/// `lwirc validate DRAFT -d` the example's definition, human output without color.
+fn validate_without_color(dir: &Path, draft: &str) -> std::process::Output {
+    lwirc(
+        dir,
         &[
             "validate",
-            &draft,
+            draft,
             "-d",
             &example("workflow.json"),
             "--color",
             "never",
         ],
-    );
+    )
+}
+
+#[test]
+fn validate_shows_escape_sequences_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let draft = write_json(dir.path(), "draft.json", &hostile_draft());
+    let out = validate_without_color(dir.path(), &draft);
     assert_exit(&out, 1);
     assert_clean(&out);
     let text = stdout(&out);
@@ -122,17 +127,7 @@ fn raw_bidi_controls_and_raw_control_bytes_are_not_shown_raw() {
     std::fs::write(&raw, b"{\"lwir\": \"0.1\", \x1b]0;pwned\x07 \"x\": 1}\n").unwrap();
     let raw = raw.display().to_string();
     for file in [&bidi, &raw] {
-        let out = lwirc(
-            dir.path(),
-            &[
-                "validate",
-                file,
-                "-d",
-                &example("workflow.json"),
-                "--color",
-                "never",
-            ],
-        );
+        let out = validate_without_color(dir.path(), file);
         assert_exit(&out, 1);
         assert_clean(&out);
     }

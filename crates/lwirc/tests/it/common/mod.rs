@@ -77,10 +77,24 @@ pub(crate) fn register_example(dir: &Path) -> String {
     stdout(&out).trim().to_owned()
 }
 
+/// `lwirc register DRAFT -d DEFINITION` in `dir`'s default registry, which must succeed;
+/// the version.
+pub(crate) fn register_files(dir: &Path, draft: &str, definition: &str) -> String {
+    let out = lwirc(dir, &["register", draft, "-d", definition]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
 /// `lwirc register` of the example draft against the example definition in `dir`, with
 /// `extra` arguments (`--registry R`, say); what it did.
 pub(crate) fn register_example_with(dir: &Path, extra: &[&str]) -> Output {
-    let draft = example("draft.json");
+    register_against_example(dir, "draft.json", extra)
+}
+
+/// `lwirc register` of the example's file `draft` against the example definition in `dir`,
+/// with `extra` arguments; what it did.
+pub(crate) fn register_against_example(dir: &Path, draft: &str, extra: &[&str]) -> Output {
+    let draft = example(draft);
     let definition = example("workflow.json");
     let mut args = vec!["register", draft.as_str(), "-d", definition.as_str()];
     args.extend_from_slice(extra);
@@ -159,6 +173,54 @@ pub(crate) fn assert_exit(out: &Output, expected: i32) {
     );
 }
 
+/// Whether the sandbox runs here; where it does not, the test that needs it says it is
+/// skipped, unless `LWIRC_REQUIRE_ENGINES` is set (CI sets it).
+pub(crate) fn sandbox_runs(test: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lwirc(dir.path(), &["sandbox", "check"]);
+    if out.status.code() == Some(0) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+        "the sandbox does not run: {}",
+        stderr(&out)
+    );
+    skip_note!("skipped {test}: the sandbox does not run here");
+    false
+}
+
+/// Makes the read-only stored file at `path` writable, for a test that tampers with it.
+pub(crate) fn make_writable(path: &Path) {
+    let mut permissions = std::fs::metadata(path).unwrap().permissions();
+    #[allow(
+        clippy::permissions_set_readonly_false,
+        reason = "a test tampers with a stored file on purpose"
+    )]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(path, permissions).unwrap();
+}
+
+/// A port on the loopback that nothing listens on (it was free a moment ago).
+pub(crate) fn unused_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A listener on the loopback that takes every connection and says nothing, each held open
+/// for as long as the test runs: its address.
+pub(crate) fn silent_listener() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let _held: Vec<_> = listener.incoming().flatten().collect();
+    });
+    address
+}
+
 /// Writes an executable `sh` script `dir/name` with `body` and returns its path.
 pub(crate) fn script(dir: &Path, name: &str, body: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
@@ -190,6 +252,27 @@ pub(crate) fn scripted_planner(answers_dir: &str) -> String {
         "{} {answers_dir}",
         root().join("examples/planners/scripted.sh").display()
     )
+}
+
+/// The example goal file (`examples/goals/goal.json`), parsed (to edit it).
+pub(crate) fn example_goal() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(root().join("examples/goals/goal.json")).unwrap())
+        .unwrap()
+}
+
+/// `lwirc goal create` in `dir` of `file`, written as `dir/name`; the goal's id.
+pub(crate) fn create_goal(dir: &Path, name: &str, file: &serde_json::Value) -> String {
+    let path = write_json(dir, name, file);
+    let out = lwirc(dir, &["goal", "create", &path]);
+    assert_exit(&out, 0);
+    stdout(&out).trim().to_owned()
+}
+
+/// `lwirc goal show GOAL --format json` in `dir`, parsed.
+pub(crate) fn show_goal(dir: &Path, goal: &str) -> serde_json::Value {
+    let out = lwirc(dir, &["goal", "show", goal, "--format", "json"]);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// A temporary directory whose `.lwir/registry` holds the two templates of

@@ -12,11 +12,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{drifts_then_resumes_when_accepted, register, run_id};
-use crate::common::{
-    assert_exit, assert_stderr_has, assert_stdout_has, command, lwirc, output_within, root, stderr,
-    stdout, write_json,
+use super::{
+    assert_doubled, check_bindings, draft, drifts_then_resumes_when_accepted, kill_at,
+    map_of_50_calls, register, replays_without_difference, run_bound, run_events, run_id,
+    stdout_json,
 };
+use crate::common::{
+    assert_exit, assert_stderr_has, command, lwirc, output_within, register_files, root, stderr,
+    stdout, unused_port, write_json,
+};
+
+/// A temporary directory, and the file in it the test server counts its calls into.
+fn counting_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls");
+    (dir, log)
+}
 
 /// The test server's path.
 fn counter() -> String {
@@ -61,26 +72,54 @@ fn definition(tools: &Value) -> Value {
     })
 }
 
-/// A bindings file binding each of `tools` (id → name) to server `s` run as `server`.
-fn bindings(
-    dir: &Path,
-    name: &str,
-    server: &Value,
-    tools: &[(&str, &str)],
-    extra: Value,
-) -> String {
-    let mut tools: serde_json::Map<String, Value> = tools
+/// A bindings file `dir/name` binding each of `tools` (id → name) to server `s` run as
+/// `server`.
+fn bindings(dir: &Path, name: &str, server: &Value, tools: &[(&str, &str)]) -> String {
+    let tools: serde_json::Map<String, Value> = tools
         .iter()
         .map(|(id, n)| ((*id).to_owned(), json!({"server": "s", "name": n})))
         .collect();
-    if let Value::Object(more) = extra {
-        tools.extend(more);
-    }
     write_json(
         dir,
         name,
         &json!({"bindings": "lwir.bindings/1", "servers": {"s": {"command": server}}, "tools": tools}),
     )
+}
+
+/// The test server's tools imported in `dir` (no prefix), and `draft` registered against a
+/// definition of them: its version.
+fn register_on_counter(dir: &Path, draft: &Value) -> String {
+    let (tools, _) = import(dir, &format!("python3 {}", counter()), "");
+    register(dir, draft, &definition(&tools))
+}
+
+/// `lwirc runs replay RUN` in `dir` finds no difference, and the test server (logging into
+/// `log`) has counted `counted` calls after it, as before: the replay called nothing.
+#[track_caller]
+fn replays_calling_nothing(dir: &Path, run: &str, log: &Path, counted: usize) {
+    replays_without_difference(dir, run);
+    assert_eq!(calls(log).len(), counted, "replay calls nothing");
+}
+
+/// [`bindings`] of `tools` to the test server counting into `log`, `add` at `variant`, with
+/// `extra` arguments.
+fn counter_bindings(
+    dir: &Path,
+    name: &str,
+    log: &Path,
+    variant: u32,
+    extra: &[&str],
+    tools: &[(&str, &str)],
+) -> String {
+    bindings(dir, name, &counter_command(log, variant, extra), tools)
+}
+
+/// `lwirc bindings check B --version VERSION` in `dir` finds drift, `code`.
+#[track_caller]
+fn check_finds_drift(dir: &Path, b: &str, version: &str, code: &str) {
+    let out = check_bindings(dir, b, version);
+    assert_exit(&out, 3);
+    assert_stderr_has(&out, code);
 }
 
 /// The calls the test server counted: `(tool, key)` per line.
@@ -93,17 +132,12 @@ fn calls(log: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-fn events(dir: &Path, run: &str) -> String {
-    std::fs::read_to_string(dir.join(".lwir/runs").join(run).join("events.jsonl")).unwrap()
-}
-
 /// The counter's tools imported (the normal form: `$ref` inlined, annotations dropped and
 /// said), a workflow of a `map` over `add` (structured) and `echo` (text) run over it, the
 /// idempotency keys at the server, `bindings check`, and a replay that calls nothing.
 #[test]
 fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let line = format!("python3 {} --log {}", counter(), log.display());
     let (tools, said) = import(dir.path(), &line, "c.");
     assert!(
@@ -118,39 +152,33 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
     assert!(calls(&log).is_empty(), "listing calls nothing");
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 3,
                  "steps": [{"id": "add", "kind": "tool.call", "tool": "c.add", "args": {"a": "${ x }", "b": 10}}],
                  "result": "${ steps.add.output.sum }"},
                 {"id": "say", "kind": "tool.call", "tool": "c.echo", "args": {"message": "done"}}
-            ],
-            "output": {"sums": "${ steps.each.output }", "said": "${ steps.say.output }"}
-        }),
+            ]),
+            json!({"sums": "${ steps.each.output }", "said": "${ steps.say.output }"}),
+        ),
         &definition(&tools),
     );
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("c.add", "add"), ("c.echo", "echo")],
-        json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     assert_stderr_has(&out, "no drift");
     let input = write_json(dir.path(), "input.json", &json!({"xs": [1, 2, 3, 4, 5]}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
     assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        stdout_json(&out),
         json!({"sums": [11, 12, 13, 14, 15], "said": "Echo: done"})
     );
     let run = run_id(&stderr(&out));
@@ -159,15 +187,12 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
     let keys: std::collections::BTreeSet<&str> = seen.iter().map(|(_, k)| k.as_str()).collect();
     assert_eq!(keys.len(), 6, "one key per call: {seen:?}");
     assert!(keys.iter().all(|k| k.starts_with("lwir:") && k.len() == 37));
-    let log_text = events(dir.path(), &run);
+    let log_text = run_events(dir.path(), &run);
     assert!(
         log_text.contains(r#""via":{"name":"add","server":"s"}"#),
         "{log_text}"
     );
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert_stdout_has(&out, "no difference");
-    assert_eq!(calls(&log).len(), 6, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, 6);
 }
 
 /// A tool whose input schema changed at its server between registration and run: drift
@@ -176,37 +201,26 @@ fn a_map_over_mcp_tools_runs_checks_and_replays_without_calls() {
 /// says so too (exit 3); a tool the server no longer lists is LW704.
 #[test]
 fn a_tool_that_changed_at_its_server_is_drift() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let line = format!("python3 {} --log {} --variant 1", counter(), log.display());
     let (tools, _) = import(dir.path(), &line, "");
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "add", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}}],
-                "output": "${ steps.add.output }"}),
+        &draft(
+            json!([{"id": "add", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}}]),
+            json!("${ steps.add.output }"),
+        ),
         &definition(&tools),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let b = bindings(
-        dir.path(),
-        "bindings.json",
-        &counter_command(&log, 2, &[]),
-        &[("add", "add")],
-        json!({}),
-    );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
-    assert_exit(&out, 3);
-    assert_stderr_has(&out, "LW702");
+    let b = counter_bindings(dir.path(), "bindings.json", &log, 2, &[], &[("add", "add")]);
+    check_finds_drift(dir.path(), &b, &version, "LW702");
     let (run, out) =
         drifts_then_resumes_when_accepted(dir.path(), [&version, &input, &b], "LW702", || {
             assert!(calls(&log).is_empty())
         });
     assert_eq!(stdout(&out).trim(), r#"{"sum":3}"#);
-    let text = events(dir.path(), &run);
+    let text = run_events(dir.path(), &run);
     assert!(text.contains(r#""event":"run.paused""#));
     assert!(text.contains(r#""accept_drift":true"#) && text.contains(r#""by":"ops""#));
     assert!(text.contains("LW702"));
@@ -216,26 +230,21 @@ fn a_tool_that_changed_at_its_server_is_drift() {
     assert_eq!(calls(&log).len(), 1, "replay calls nothing");
 
     // The tool is bound to a name the server does not list: removed.
-    let gone = bindings(
+    let gone = counter_bindings(
         dir.path(),
         "gone.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("add", "subtract")],
-        json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &gone, "--version", &version],
-    );
-    assert_exit(&out, 3);
-    assert_stderr_has(&out, "LW704");
+    check_finds_drift(dir.path(), &gone, &version, "LW704");
     // A server that does not start: the run does not start either (exit 2).
     let dead = bindings(
         dir.path(),
         "dead.json",
         &json!(["sh", "-c", "exit 7"]),
         &[("add", "add")],
-        json!({}),
     );
     for args in [
         vec![
@@ -272,61 +281,22 @@ fn a_tool_that_changed_at_its_server_is_drift() {
 /// than once per kill plus once, and the calls sent again are at most `max_parallel` per kill.
 #[test]
 fn kill_9_during_a_map_of_mcp_calls_and_resume() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
-    let line = format!("python3 {}", counter());
-    let (tools, _) = import(dir.path(), &line, "");
-    let version = register(
-        dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
-                {"id": "each", "kind": "map", "over": "${ input.xs }", "as": "x", "max_parallel": 4,
-                 "steps": [{"id": "d", "kind": "tool.call", "tool": "double", "args": {"x": "${ x }"}}],
-                 "result": "${ steps.d.output.v }"}
-            ],
-            "output": "${ steps.each.output }"
-        }),
-        &definition(&tools),
-    );
-    let b = bindings(
+    let (dir, log) = counting_dir();
+    let (map, input) = map_of_50_calls(dir.path(), "d", "double");
+    let version = register_on_counter(dir.path(), &map);
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--delay-ms", "40"]),
+        &log,
+        1,
+        &["--delay-ms", "40"],
         &[("double", "double")],
-        json!({}),
-    );
-    let input = write_json(
-        dir.path(),
-        "input.json",
-        &json!({"xs": (0..50).collect::<Vec<_>>()}),
     );
     let count = || calls(&log).len();
-    let kill_at = |args: &[&str], at: usize| -> Option<String> {
-        let mut child = command(dir.path(), args)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let first = rx.recv_timeout(Duration::from_secs(30)).ok();
-        let deadline = Instant::now() + Duration::from_secs(60);
+    let kill_at = |args: &[&str], at: usize| {
         // Each process makes progress before it is killed: at least one new call.
-        let at = at.max(count() + 1);
-        while count() < at && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        first.and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+        let at = || at.max(count() + 1);
+        kill_at(dir.path(), args, count, at, Duration::from_millis(2))
     };
     let run = kill_at(&["run", &version, "--input", &input, "--bindings", &b], 5).unwrap();
     assert!(count() >= 5 && count() < 50, "{} calls", count());
@@ -337,11 +307,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let kills = 1 + resumes.len();
     let out = lwirc(dir.path(), &["runs", "resume", &run]);
     assert_exit(&out, 0);
-    let expected: Vec<i64> = (0..50).map(|x| x * 2).collect();
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!(expected)
-    );
+    assert_doubled(&out);
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for (_, key) in calls(&log) {
         *counts.entry(key).or_insert(0) += 1;
@@ -351,10 +317,7 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
     let again: usize = counts.values().map(|n| n - 1).sum();
     assert!(again <= 4 * kills, "{again} calls sent again: {counts:?}");
     let before = count();
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
-    assert_eq!(count(), before, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, before);
 }
 
 /// Hostile servers fail the step that needed them, cleanly: a 100 MB result (refused at
@@ -362,17 +325,23 @@ fn kill_9_during_a_map_of_mcp_calls_and_resume() {
 /// answers (the call's timeout), one that exits mid-call.
 #[test]
 fn hostile_mcp_servers_fail_their_step_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
     let def = definition(&tools);
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let one = |tool: &str, binding: Value| {
+    // A run of one call of `tool`, bound to the server's tool of that name with `limits`.
+    let one = |tool: &str, limits: Value| {
+        let mut binding = json!({"server": "s", "name": tool});
+        binding
+            .as_object_mut()
+            .unwrap()
+            .extend(limits.as_object().unwrap().clone());
         let version = register(
             dir.path(),
-            &json!({"lwir": "1", "workflow": "w",
-                    "steps": [{"id": "t", "kind": "tool.call", "tool": tool}],
-                    "output": "${ steps.t.output }"}),
+            &draft(
+                json!([{"id": "t", "kind": "tool.call", "tool": tool}]),
+                json!("${ steps.t.output }"),
+            ),
             &def,
         );
         let b = write_json(
@@ -401,14 +370,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
         err
     };
     let started = Instant::now();
-    let out = one(
-        "huge",
-        json!({"server": "s", "name": "huge", "max_result_bytes": 1_000_000}),
-    );
+    let out = one("huge", json!({"max_result_bytes": 1_000_000}));
     fails_at_the_server(&out, "refused");
     assert!(started.elapsed() < Duration::from_secs(30));
 
-    let out = one("escapes", json!({"server": "s", "name": "escapes"}));
+    let out = one("escapes", json!({}));
     assert_exit(&out, 0);
     let printed = stdout(&out);
     for c in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
@@ -422,14 +388,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     assert!(!stderr(&out).contains('\x1b'), "{:?}", stderr(&out));
 
     let started = Instant::now();
-    let out = one(
-        "hang",
-        json!({"server": "s", "name": "hang", "timeout_s": 1}),
-    );
+    let out = one("hang", json!({"timeout_s": 1}));
     fails_at_the_server(&out, "no answer");
     assert!(started.elapsed() < Duration::from_secs(20));
 
-    let out = one("crash", json!({"server": "s", "name": "crash"}));
+    let out = one("crash", json!({}));
     let err = fails_at_the_server(&out, "exited");
     assert!(
         err.contains("crashing mid-call"),
@@ -437,11 +400,11 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
     );
     assert!(!err.contains("panicked"), "{err}");
 
-    let out = one("garbage", json!({"server": "s", "name": "garbage"}));
+    let out = one("garbage", json!({}));
     fails_at_the_server(&out, "not JSON");
 
     // isError: the step fails with the server's text, cleaned.
-    let out = one("flaky", json!({"server": "s", "name": "flaky"}));
+    let out = one("flaky", json!({}));
     let err = fails_at_the_server(&out, "not yet");
     assert!(!err.contains('\x1b'), "{err:?}");
 }
@@ -450,34 +413,30 @@ fn hostile_mcp_servers_fail_their_step_cleanly() {
 /// `runs retry` calls only that step again, and a replay calls nothing.
 #[test]
 fn retry_calls_only_the_failed_mcp_step_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
+    let (dir, log) = counting_dir();
     let fixed = dir.path().join("fixed");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
-                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "sum ${ steps.a.output.sum }"}, "after": ["a"]},
-                    {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
-                ],
-                "output": {"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}}),
-        &definition(&tools),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "sum ${ steps.a.output.sum }"}, "after": ["a"]},
+                {"id": "c", "kind": "tool.call", "tool": "flaky", "after": ["b"]}
+            ]),
+            json!({"a": "${ steps.a.output.sum }", "b": "${ steps.b.output }", "c": "${ steps.c.output }"}),
+        ),
     );
     let fixed_arg = fixed.display().to_string();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--fixed", &fixed_arg]),
+        &log,
+        1,
+        &["--fixed", &fixed_arg],
         &[("add", "add"), ("echo", "echo"), ("flaky", "flaky")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let run = run_id(&stderr(&out));
     let names = |log: &Path| calls(log).into_iter().map(|(n, _)| n).collect::<Vec<_>>();
@@ -486,16 +445,13 @@ fn retry_calls_only_the_failed_mcp_step_again() {
     let out = lwirc(dir.path(), &["runs", "retry", &run]);
     assert_exit(&out, 0);
     assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
+        stdout_json(&out),
         json!({"a": 3, "b": "Echo: sum 3", "c": {"ok": true}})
     );
     assert_eq!(names(&log), ["add", "echo", "flaky", "flaky"]);
     let keys: Vec<String> = calls(&log).into_iter().map(|(_, k)| k).collect();
     assert_ne!(keys[2], keys[3], "a new attempt has a new key");
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
-    assert_eq!(calls(&log).len(), 4, "replay calls nothing");
+    replays_calling_nothing(dir.path(), &run, &log, 4);
 }
 
 /// A stdio server that crashes mid-call fails that attempt; the step's retry finds it
@@ -504,53 +460,44 @@ fn retry_calls_only_the_failed_mcp_step_again() {
 /// the step fails saying so.
 #[test]
 fn a_server_that_crashed_is_started_again_for_the_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let (dir, log) = counting_dir();
+    let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "crash", "retry": {"max_attempts": 5}},
-                    {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
-                ],
-                "output": {"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}}),
-        &definition(&tools),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "crash", "retry": {"max_attempts": 5}},
+                {"id": "b", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}, "after": ["a"]}
+            ]),
+            json!({"a": "${ steps.a.output }", "b": "${ steps.b.output.sum }"}),
+        ),
     );
     let once = dir.path().join("crashed").display().to_string();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--crash-once", &once]),
+        &log,
+        1,
+        &["--crash-once", &once],
         &[("crash", "crash"), ("add", "add")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout(&out)).unwrap(),
-        json!({"a": "survived", "b": 3})
-    );
+    assert_eq!(stdout_json(&out), json!({"a": "survived", "b": 3}));
     let names: Vec<String> = calls(&log).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["crash", "crash", "add"]);
 
     // Crashing at every call: attempts 2, 3 and 4 get a server started again, attempt 5 none.
     std::fs::remove_file(&log).unwrap();
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "always.json",
-        &counter_command(&log, 1, &[]),
+        &log,
+        1,
+        &[],
         &[("crash", "crash"), ("add", "add")],
-        json!({}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
@@ -613,9 +560,8 @@ fn real_servers_everything_and_time() {
     );
     let version = register(
         dir.path(),
-        &json!({
-            "lwir": "1", "workflow": "w",
-            "steps": [
+        &draft(
+            json!([
                 {"id": "each", "kind": "map", "over": "${ input.cities }", "as": "c", "max_parallel": 2,
                  "steps": [
                     {"id": "sum", "kind": "tool.call", "tool": "every.get-sum", "args": {"a": "${ c.a }", "b": 2}},
@@ -627,9 +573,9 @@ fn real_servers_everything_and_time() {
                  "result": {"sum": "${ steps.sum.output }", "temperature": "${ steps.weather.output.temperature }",
                             "tz": "${ steps.conv.output.target.timezone }"}},
                 {"id": "env", "kind": "tool.call", "tool": "every.get-env"}
-            ],
-            "output": {"each": "${ steps.each.output }", "env": "${ steps.env.output }"}
-        }),
+            ]),
+            json!({"each": "${ steps.each.output }", "env": "${ steps.env.output }"}),
+        ),
         &definition(&tools),
     );
     let b = write_json(
@@ -645,10 +591,7 @@ fn real_servers_everything_and_time() {
             "time.convert_time": {"server": "time", "name": "convert_time"}
         }}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let input = write_json(
         dir.path(),
@@ -683,14 +626,12 @@ fn real_servers_everything_and_time() {
     let env = output["env"].to_string();
     assert!(env.contains("PATH"), "{env}");
     let run = run_id(&stderr(&out));
-    let logged = events(dir.path(), &run);
+    let logged = run_events(dir.path(), &run);
     for secret in [key, password, "OPENAI_API_KEY", "LWIR_REGISTRY_PASSWORD"] {
         assert!(!env.contains(secret), "{secret} reached the server: {env}");
         assert!(!logged.contains(secret), "{secret} in the log");
     }
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
 }
 
 /// server-everything over streamable HTTP (`node dist/index.js streamableHttp`, on a free
@@ -703,11 +644,7 @@ fn a_real_server_over_streamable_http() {
     ) else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let mut server = std::process::Command::new("node")
         .args([everything.as_str(), "streamableHttp"])
         .env("PORT", port.to_string())
@@ -742,12 +679,13 @@ fn a_real_server_over_streamable_http() {
         &["tools", "import", "--mcp-url", &url, "--prefix", "util."],
     );
     assert_exit(&out, 0);
-    let tools = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["tools"].clone();
+    let tools = stdout_json(&out)["tools"].clone();
     let version = register(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [{"id": "e", "kind": "tool.call", "tool": "util.echo", "args": {"message": "over HTTP"}}],
-                "output": "${ steps.e.output }"}),
+        &draft(
+            json!([{"id": "e", "kind": "tool.call", "tool": "util.echo", "args": {"message": "over HTTP"}}]),
+            json!("${ steps.e.output }"),
+        ),
         &definition(&tools),
     );
     let b = write_json(
@@ -756,16 +694,10 @@ fn a_real_server_over_streamable_http() {
         &json!({"bindings": "lwir.bindings/1", "servers": {"e": {"url": url}},
                 "tools": {"util.echo": {"server": "e", "name": "echo"}}}),
     );
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 0);
     assert_eq!(stdout(&out).trim(), r#""Echo: over HTTP""#);
 }
@@ -796,24 +728,15 @@ fn the_everything_example_runs() {
     for (id, entry) in read("workflow.json")["tools"].as_object().unwrap() {
         assert_eq!(&tools[id], entry, "{id} as imported today");
     }
-    let out = lwirc(
+    let version = register_files(
         dir.path(),
-        &[
-            "register",
-            &example("draft.json"),
-            "-d",
-            &example("workflow.json"),
-        ],
+        &example("draft.json"),
+        &example("workflow.json"),
     );
-    assert_exit(&out, 0);
-    let version = stdout(&out).trim().to_owned();
     let mut bindings = read("bindings.json");
     bindings["servers"]["everything"]["command"] = json!(["node", everything, "stdio"]);
     let b = write_json(dir.path(), "bindings.json", &bindings);
-    let out = lwirc(
-        dir.path(),
-        &["bindings", "check", &b, "--version", &version],
-    );
+    let out = check_bindings(dir.path(), &b, &version);
     assert_exit(&out, 0);
     let out = lwirc(
         dir.path(),
@@ -832,9 +755,7 @@ fn the_everything_example_runs() {
     assert_eq!(output["echo"], "Echo: checked New York and more");
     assert_eq!(output["weather"][2]["conditions"], "Sunny / Clear");
     let run = run_id(&stderr(&out));
-    let out = lwirc(dir.path(), &["runs", "replay", &run]);
-    assert_exit(&out, 0);
-    assert!(stdout(&out).contains("no difference"));
+    replays_without_difference(dir.path(), &run);
 }
 
 /// `tools import`: a command line that is empty or unbalanced is a usage error; a server
@@ -869,32 +790,28 @@ fn tools_import_refuses_what_it_cannot_list() {
 /// new input schema) fails the step that calls it next; the calls before it stand.
 #[test]
 fn a_tool_that_changes_during_the_run_fails_the_step_that_calls_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls");
-    let (tools, _) = import(dir.path(), &format!("python3 {}", counter()), "");
-    let version = register(
+    let (dir, log) = counting_dir();
+    let version = register_on_counter(
         dir.path(),
-        &json!({"lwir": "1", "workflow": "w",
-                "steps": [
-                    {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
-                    {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "x"}, "after": ["a"]},
-                    {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
-                ],
-                "output": "${ steps.c.output }"}),
-        &definition(&tools),
+        &draft(
+            json!([
+                {"id": "a", "kind": "tool.call", "tool": "add", "args": {"a": 1, "b": 2}},
+                {"id": "b", "kind": "tool.call", "tool": "echo", "args": {"message": "x"}, "after": ["a"]},
+                {"id": "c", "kind": "tool.call", "tool": "add", "args": {"a": 3, "b": 4}, "after": ["b"]}
+            ]),
+            json!("${ steps.c.output }"),
+        ),
     );
-    let b = bindings(
+    let b = counter_bindings(
         dir.path(),
         "bindings.json",
-        &counter_command(&log, 1, &["--change-after", "1"]),
+        &log,
+        1,
+        &["--change-after", "1"],
         &[("add", "add"), ("echo", "echo")],
-        json!({}),
     );
     let input = write_json(dir.path(), "input.json", &json!({}));
-    let out = lwirc(
-        dir.path(),
-        &["run", &version, "--input", &input, "--bindings", &b],
-    );
+    let out = run_bound(dir.path(), &version, &input, &b);
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
