@@ -233,13 +233,7 @@ impl Goals<'_> {
                 Ok(Adapted::Kept { plan })
             }
             Some("attention") => {
-                let rationale = doc
-                    .root()
-                    .get("rationale")
-                    .and_then(Node::as_str)
-                    .unwrap_or("")
-                    .trim()
-                    .to_owned();
+                let rationale = crate::replan::rationale_of(&doc).trim().to_owned();
                 let rationale = lwir_spec::text::ellipsis(
                     &rationale,
                     lwir_repair::protocol::MAX_RATIONALE_CHARS,

@@ -126,6 +126,24 @@ impl Object<'_, '_> {
     }
 }
 
+/// `Writer`'s integer methods: each writes its integer ([`integer`]).
+macro_rules! integers {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<(), Unsupported> {
+            integer(self.out, v)
+        }
+    )*};
+}
+
+/// `Key`'s integer methods: each spells its integer as serde_json spells such a key.
+macro_rules! key_integers {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<String, Unsupported> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
 /// A map key: a string, or what serde_json writes as one.
 struct Key;
 
@@ -170,24 +188,14 @@ impl ser::Serializer for Key {
     ) -> Result<String, Unsupported> {
         value.serialize(self)
     }
-    fn serialize_i8(self, v: i8) -> Result<String, Unsupported> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String, Unsupported> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String, Unsupported> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String, Unsupported> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String, Unsupported> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String, Unsupported> {
-        self.serialize_u64(v.into())
-    }
+    key_integers!(
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32
+    );
     fn serialize_f32(self, _: f32) -> Result<String, Unsupported> {
         Err(Unsupported)
     }
@@ -277,30 +285,16 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
             .extend_from_slice(if v { b"true" } else { b"false" });
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Unsupported> {
-        integer(self.out, v)
-    }
+    integers!(
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64
+    );
     fn serialize_i128(self, v: i128) -> Result<(), Unsupported> {
         integer(self.out, v)
     }
@@ -415,41 +409,29 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
     }
 }
 
-impl ser::SerializeSeq for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Unsupported> {
-        Array::end(self);
-        Ok(())
-    }
+/// The three sequence traits of serde, all an [`Array`]: `$element` is the trait's name for
+/// adding one.
+macro_rules! array {
+    ($($trait:ident :: $element:ident),*) => {$(
+        impl ser::$trait for Array<'_> {
+            type Ok = ();
+            type Error = Unsupported;
+            fn $element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), Unsupported> {
+                Array::end(self);
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Unsupported> {
-        Array::end(self);
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Array<'_> {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Unsupported> {
-        Array::end(self);
-        Ok(())
-    }
-}
+array!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field
+);
 
 impl ser::SerializeMap for Object<'_, '_> {
     type Ok = ();

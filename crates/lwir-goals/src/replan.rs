@@ -392,12 +392,7 @@ impl Goals<'_> {
         }
         match doc.root().get("kind").and_then(Node::as_str) {
             Some("attention") => {
-                let rationale = doc
-                    .root()
-                    .get("rationale")
-                    .and_then(Node::as_str)
-                    .unwrap_or("")
-                    .to_owned();
+                let rationale = rationale_of(&doc).to_owned();
                 if rationale.trim().is_empty() {
                     let span = doc.root().span;
                     return refused(
@@ -742,8 +737,9 @@ impl Goals<'_> {
         Ok(())
     }
 
-    /// `goal approve`: a person's approval of a pending plan; applies it.
-    pub fn approve(&self, id: &str, plan: &str) -> Result<u32, GoalError> {
+    /// Goal `id` (refused when cancelled) and the status of its plan `plan` (refused when it
+    /// has none): what a person's review of the plan starts from.
+    fn plan_status(&self, id: &str, plan: &str) -> Result<(Loaded, &'static str), GoalError> {
         let loaded = self.load(id)?;
         refuse_if_cancelled(&loaded)?;
         let projection = self.project(&loaded);
@@ -752,7 +748,13 @@ impl Goals<'_> {
                 "goal `{id}` has no plan `{plan}`"
             )));
         };
-        match view.status {
+        Ok((loaded, view.status))
+    }
+
+    /// `goal approve`: a person's approval of a pending plan; applies it.
+    pub fn approve(&self, id: &str, plan: &str) -> Result<u32, GoalError> {
+        let (loaded, status) = self.plan_status(id, plan)?;
+        match status {
             "awaiting-review" => {
                 let round = loaded
                     .fold
@@ -787,18 +789,10 @@ impl Goals<'_> {
     /// `goal reject`: a person's rejection of a pending plan, with feedback for the next
     /// replan.
     pub fn reject(&self, id: &str, plan: &str, feedback: &str) -> Result<(), GoalError> {
-        let loaded = self.load(id)?;
-        refuse_if_cancelled(&loaded)?;
-        let projection = self.project(&loaded);
-        let Some(view) = projection.plans.iter().find(|p| p.id == plan) else {
+        let (loaded, status) = self.plan_status(id, plan)?;
+        if status != "awaiting-review" {
             return Err(GoalError::Refused(format!(
-                "goal `{id}` has no plan `{plan}`"
-            )));
-        };
-        if view.status != "awaiting-review" {
-            return Err(GoalError::Refused(format!(
-                "plan `{plan}` is {}, not awaiting review",
-                view.status
+                "plan `{plan}` is {status}, not awaiting review"
             )));
         }
         let event = GoalEvent::Rejected(events::Rejected {
@@ -1102,4 +1096,14 @@ pub(crate) fn plan_failed(
         message,
         findings,
     })
+}
+
+/// The `rationale` of a planner's answer (an attention's, a revision's); `""` when it has
+/// none.
+pub(crate) fn rationale_of(answer: &SpannedDocument) -> &str {
+    answer
+        .root()
+        .get("rationale")
+        .and_then(Node::as_str)
+        .unwrap_or("")
 }

@@ -476,6 +476,18 @@ mod tests {
             .collect()
     }
 
+    /// All the child writes to its standard output.
+    fn stdout(child: &mut super::Child) -> String {
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        out
+    }
+
     #[test]
     fn the_child_gets_exactly_its_environment_arguments_and_pipes() {
         let args = [
@@ -491,13 +503,7 @@ mod tests {
         })
         .unwrap();
         child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = stdout(&mut child);
         let env_lines: Vec<&str> = out.lines().filter(|l| l.contains('=')).collect();
         // sh exports what it was given and may add PWD (dash does); nothing of ours.
         assert_eq!(
@@ -522,13 +528,7 @@ mod tests {
             env: Vec::new(),
         })
         .unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = stdout(&mut child);
         assert!(child.wait().unwrap().success());
         // `pid (cat) state ppid pgrp …`
         let stat: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
@@ -560,13 +560,7 @@ mod tests {
             })
         };
         let mut child = run("only-here").unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = stdout(&mut child);
         assert_eq!(out, "found\n");
         assert!(child.wait().unwrap().success());
         let missing = run("nowhere").err().unwrap();
