@@ -401,6 +401,7 @@ fn run_in(
     let (events_tx, events) = mpsc::channel();
     let mut call = Call {
         child,
+        started: start,
         token,
         events,
         _events_tx: events_tx.clone(),
@@ -504,6 +505,8 @@ enum Event {
 /// The state of one call in progress.
 struct Call {
     child: Child,
+    /// When the call began, before its child was started.
+    started: Instant,
     /// The value of [`TOKEN_VAR`] in the planner's environment.
     token: String,
     events: Receiver<Event>,
@@ -614,7 +617,7 @@ impl Call {
 
     /// Kills the planner, everything it started, and reaps it.
     fn stop(&mut self) {
-        kill_leftovers(&self.child, &self.token);
+        kill_leftovers(&self.child, &self.token, self.started);
         let _ = self.child.kill();
         let _ = self.reap();
     }
@@ -652,7 +655,7 @@ impl Call {
     /// The result of a call whose planner exited by itself: what it left behind is killed,
     /// and its answer is what standard output held.
     fn finish(mut self, limits: &Limits, start: Instant) -> Result<Output, RunFailure> {
-        kill_leftovers(&self.child, &self.token);
+        kill_leftovers(&self.child, &self.token, self.started);
         self.settle_readers(true);
         if let Some(failure) = self.stdout_failure(limits) {
             return Err(failure);
@@ -783,20 +786,24 @@ fn read_stderr(mut pipe: impl Read, tail: &Mutex<Vec<u8>>, events: &Sender<Event
 /// Kills what the planner left behind: its process group, and (on Linux) every process of
 /// ours marked with the call's `token`, round after round until none is found (a process
 /// that forks while being killed leaves marked children).
-fn kill_leftovers(child: &Child, token: &str) {
+fn kill_leftovers(child: &Child, token: &str, started: Instant) {
     kill_group(child);
     #[cfg(target_os = "linux")]
     {
         let mark = format!("{TOKEN_VAR}={token}");
+        // What the child started has a pid allocated after the child's.
+        let among = libc::pid_t::try_from(child.id()).map_or(marked::Among::All, |pid| {
+            marked::Among::After { pid, started }
+        });
         for _ in 0..64 {
-            if marked::kill(mark.as_bytes()) == 0 {
+            if marked::kill(mark.as_bytes(), among) == 0 {
                 break;
             }
             kill_group(child);
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = token;
+    let _ = (token, started);
 }
 
 /// SIGKILLs every process of this user whose environment (as it was started) holds
@@ -809,7 +816,7 @@ pub fn kill_marked(name: &str, value: &str) -> usize {
         let mark = format!("{name}={value}");
         let mut killed = 0;
         for _ in 0..64 {
-            let round = marked::kill(mark.as_bytes());
+            let round = marked::kill(mark.as_bytes(), marked::Among::All);
             if round == 0 {
                 break;
             }
@@ -847,41 +854,141 @@ mod marked {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::fs::MetadataExt;
 
-    /// SIGKILLs every process of our effective uid whose initial environment holds `mark`
-    /// (`NAME=value`) exactly; returns how many were signalled. Never this process.
-    pub(super) fn kill(mark: &[u8]) -> usize {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return 0;
+    /// Where a mark's processes can be: anywhere, or, for the processes of a call whose
+    /// child has `pid` and started at `started`, at the pids allocated after it.
+    #[derive(Clone, Copy)]
+    pub(super) enum Among {
+        All,
+        After {
+            pid: libc::pid_t,
+            started: std::time::Instant,
+        },
+    }
+
+    /// At most how many processes a machine starts per second, for [`since`]'s bound: far
+    /// above what one sustains (a fork and an exit take tens of microseconds).
+    const FORKS_PER_SECOND: u128 = 100_000;
+
+    /// The pids a process started after the one with `pid` can have, allocated since
+    /// `started`: those after it, in the kernel's cyclic order of allocation, up to the last
+    /// one allocated — unless the numbers may have come round since (too long ago for the
+    /// machine's `pid_max`), or this process's pid namespace is not the one `/proc` shows.
+    /// As (first, last, pid_max), `first` past `last` when the range wraps.
+    fn since(pid: libc::pid_t, started: std::time::Instant) -> Option<(i64, i64, i64)> {
+        let number =
+            |path: &str| -> Option<i64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+        static SAME_NAMESPACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let same = *SAME_NAMESPACE.get_or_init(|| {
+            std::fs::read_link("/proc/self")
+                .is_ok_and(|own| own.to_str() == Some(&std::process::id().to_string()))
+        });
+        let pid_max = number("/proc/sys/kernel/pid_max")?;
+        let last = number("/proc/sys/kernel/ns_last_pid")?;
+        let allocations = started.elapsed().as_millis() * FORKS_PER_SECOND / 1000 + 1;
+        if !same || allocations >= u128::try_from(pid_max / 2).ok()? {
+            return None;
+        }
+        let first = i64::from(pid) + 1;
+        Some((if first >= pid_max { 1 } else { first }, last, pid_max))
+    }
+
+    /// SIGKILLs every process of our effective uid, `among` those that can carry it, whose
+    /// initial environment holds `mark` (`NAME=value`) exactly; returns how many were
+    /// signalled. Never this process.
+    pub(super) fn kill(mark: &[u8], among: Among) -> usize {
+        const PROBED: i64 = 4096;
+        let range = match among {
+            Among::All => None,
+            Among::After { pid, started } => since(pid, started),
         };
-        // SAFETY: `geteuid` has no preconditions.
-        let uid = unsafe { libc::geteuid() };
-        let me = std::process::id();
-        let mut killed = 0;
-        let mut buffer = Vec::with_capacity(64 * 1024);
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse::<libc::pid_t>().ok())
-            else {
-                continue;
-            };
-            if pid <= 1 || u32::try_from(pid).is_ok_and(|pid| pid == me) {
-                continue;
+        let in_range = |pid: i64| match range {
+            None => true,
+            Some((first, last, _)) if first <= last => (first..=last).contains(&pid),
+            Some((first, last, _)) => pid >= first || pid <= last,
+        };
+        let mut scan = Scan {
+            mark,
+            // SAFETY: `geteuid` has no preconditions.
+            uid: unsafe { libc::geteuid() },
+            me: std::process::id(),
+            buffer: Vec::with_capacity(64 * 1024),
+            killed: 0,
+        };
+        match range {
+            // A short range is probed pid by pid (a missing one costs a failed open); else
+            // the processes `/proc` lists.
+            Some((first, last, pid_max))
+                if (if first <= last {
+                    last - first
+                } else {
+                    pid_max - first + last
+                }) < PROBED =>
+            {
+                let pids: Box<dyn Iterator<Item = i64>> = if first <= last {
+                    Box::new(first..=last)
+                } else {
+                    Box::new((first..pid_max).chain(1..=last))
+                };
+                for pid in pids {
+                    if let Ok(pid) = libc::pid_t::try_from(pid) {
+                        scan.look(pid, std::path::Path::new(&format!("/proc/{pid}")));
+                    }
+                }
+            }
+            _ => {
+                let Ok(entries) = std::fs::read_dir("/proc") else {
+                    return 0;
+                };
+                for entry in entries.flatten() {
+                    let Some(pid) = entry
+                        .file_name()
+                        .to_str()
+                        .and_then(|name| name.parse::<libc::pid_t>().ok())
+                    else {
+                        continue;
+                    };
+                    if in_range(i64::from(pid)) {
+                        scan.look(pid, &entry.path());
+                    }
+                }
+            }
+        }
+        scan.killed
+    }
+
+    /// One pass over processes, looking for one mark.
+    struct Scan<'m> {
+        mark: &'m [u8],
+        uid: libc::uid_t,
+        me: u32,
+        buffer: Vec<u8>,
+        killed: usize,
+    }
+
+    impl Scan<'_> {
+        /// Kills process `pid` (its `/proc` directory `dir`) if it carries the mark.
+        fn look(&mut self, pid: libc::pid_t, dir: &std::path::Path) {
+            if pid <= 1 || u32::try_from(pid).is_ok_and(|pid| pid == self.me) {
+                return;
             }
             // Most processes do not carry the mark: their environment is the one thing read
-            // of them. One that does is then held by a pidfd and read again: if it exited and
-            // its pid was reused meanwhile, the second read sees the stranger (who does not
-            // carry the mark) or the pidfd refers to the exited process, and the signal goes
-            // nowhere instead of to a stranger.
-            if !carries(&entry.path(), mark, &mut buffer) {
-                continue;
+            // of them. One that does is then held by a pidfd and read again: if it exited
+            // and its pid was reused meanwhile, the second read sees the stranger (who does
+            // not carry the mark) or the pidfd refers to the exited process, and the signal
+            // goes nowhere instead of to a stranger.
+            if !carries(dir, self.mark, &mut self.buffer) {
+                return;
             }
-            let pidfd = pidfd_open(pid);
-            if !entry.metadata().is_ok_and(|m| m.uid() == uid)
-                || !carries(&entry.path(), mark, &mut buffer)
-            {
-                continue;
+            let pidfd = match pidfd_open(pid) {
+                Ok(fd) => Some(fd),
+                // A thread's id (`/proc` opens those too, though it lists only processes):
+                // its process is looked at by its own pid.
+                Err(libc::EINVAL) => return,
+                Err(_) => None,
+            };
+            let ours = std::fs::metadata(dir).is_ok_and(|m| m.uid() == self.uid);
+            if !ours || !carries(dir, self.mark, &mut self.buffer) {
+                return;
             }
             let sent = match &pidfd {
                 // SAFETY: a valid pidfd, a valid signal, no siginfo, no flags.
@@ -899,10 +1006,9 @@ mod marked {
                 None => unsafe { libc::kill(pid, libc::SIGKILL) == 0 },
             };
             if sent {
-                killed += 1;
+                self.killed += 1;
             }
         }
-        killed
     }
 
     /// Whether the process at `/proc/<pid>` (`dir`) was started with `mark` in its
@@ -917,12 +1023,17 @@ mod marked {
             .is_ok_and(|_| buffer.split(|&byte| byte == 0).any(|var| var == mark))
     }
 
-    fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    /// A pidfd of process `pid`, or the errno that refused one.
+    fn pidfd_open(pid: libc::pid_t) -> Result<OwnedFd, libc::c_int> {
         // SAFETY: `pidfd_open` takes a pid and flags and returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        let fd = i32::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+        let Some(fd) = i32::try_from(fd).ok().filter(|&fd| fd >= 0) else {
+            return Err(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::ENOSYS));
+        };
         // SAFETY: `fd` is a descriptor just returned to us, owned by nobody else.
-        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 }
 
