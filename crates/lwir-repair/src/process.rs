@@ -1013,14 +1013,30 @@ mod marked {
 
     /// Whether the process at `/proc/<pid>` (`dir`) was started with `mark` in its
     /// environment.
+    ///
+    /// A process in the middle of an exec has no environment for a moment (procfs reads
+    /// nothing): it is read again, a few times, before it is taken for one without the mark
+    /// — else a leftover caught exec'ing would be missed, and the scan, finding nothing,
+    /// would stop.
     fn carries(dir: &std::path::Path, mark: &[u8], buffer: &mut Vec<u8>) -> bool {
         use std::io::Read;
-        buffer.clear();
-        // One open, one read (the environment is read whole when it fits), one close: not
-        // `fs::read`, which also asks for a size procfs does not know.
-        std::fs::File::open(dir.join("environ"))
-            .and_then(|mut file| file.read_to_end(buffer))
-            .is_ok_and(|_| buffer.split(|&byte| byte == 0).any(|var| var == mark))
+        let path = dir.join("environ");
+        for _ in 0..20 {
+            buffer.clear();
+            // One open, one read (the environment is read whole when it fits), one close:
+            // not `fs::read`, which also asks for a size procfs does not know.
+            if std::fs::File::open(&path)
+                .and_then(|mut file| file.read_to_end(buffer))
+                .is_err()
+            {
+                return false;
+            }
+            if !buffer.is_empty() {
+                return buffer.split(|&byte| byte == 0).any(|var| var == mark);
+            }
+            std::thread::sleep(std::time::Duration::from_micros(250));
+        }
+        false
     }
 
     /// A pidfd of process `pid`, or the errno that refused one.
