@@ -109,10 +109,19 @@ impl Object<'_, '_> {
     }
 
     fn end(mut self) {
-        // Keys in the order of their UTF-16 code units: for keys below U+E000 (every key a
-        // projection has) that is the order of their UTF-8 bytes.
-        self.members
-            .sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        // Keys in the order of their UTF-16 code units. UTF-8 bytes sort as code points do,
+        // and code points as UTF-16 units do but for U+E000..=U+FFFF against U+10000 and
+        // above: keys without those (no byte from 0xEE up) sort as bytes, cheaper.
+        if self
+            .members
+            .iter()
+            .all(|(key, _)| key.bytes().all(|b| b < 0xEE))
+        {
+            self.members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        } else {
+            self.members
+                .sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        }
         self.out.push(b'{');
         for (i, (key, bytes)) in self.members.iter().enumerate() {
             if i > 0 {
