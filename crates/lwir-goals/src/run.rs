@@ -1434,26 +1434,13 @@ impl Goals<'_> {
                     service.interval
                 };
                 let deadline = std::time::Instant::now() + wait;
+                // The answers that come meanwhile, by goal: each goal's are recorded together
+                // when the wait ends (one write, one fsync), before its next step.
+                let mut answered: BTreeMap<String, Vec<Done>> = BTreeMap::new();
                 loop {
                     let left = deadline.saturating_duration_since(std::time::Instant::now());
                     match done_rx.recv_timeout(left.min(std::time::Duration::from_millis(50))) {
-                        Ok(done) => {
-                            let goal = done.goal.clone();
-                            if let Some(driver) = drivers.get_mut(&goal) {
-                                let (s, f) = (driver.report.succeeded, driver.report.failed);
-                                let recorded = driver.record(done, observer);
-                                report.succeeded += driver.report.succeeded - s;
-                                report.failed += driver.report.failed - f;
-                                if let Err(e) = recorded {
-                                    // The attempt is recorded as interrupted at the
-                                    // goal's next step; the other goals go on.
-                                    report.skipped.insert(goal.clone(), e.to_string());
-                                    if !driver.busy() {
-                                        drivers.remove(&goal);
-                                    }
-                                }
-                            }
-                        }
+                        Ok(done) => answered.entry(done.goal.clone()).or_default().push(done),
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                     }
@@ -1492,6 +1479,23 @@ impl Goals<'_> {
                     }
                     if std::time::Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
                         break;
+                    }
+                }
+                for (goal, dones) in answered {
+                    let Some(driver) = drivers.get_mut(&goal) else {
+                        continue;
+                    };
+                    let (s, f) = (driver.report.succeeded, driver.report.failed);
+                    let recorded = driver.record_all(dones, observer);
+                    report.succeeded += driver.report.succeeded - s;
+                    report.failed += driver.report.failed - f;
+                    if let Err(e) = recorded {
+                        // The attempts are recorded as interrupted at the goal's next step;
+                        // the other goals go on.
+                        report.skipped.insert(goal.clone(), e.to_string());
+                        if !driver.busy() {
+                            drivers.remove(&goal);
+                        }
                     }
                 }
             }
