@@ -33,7 +33,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use crate::Node;
-use crate::document::{self, Build, Context, Member, Value};
+use crate::document::{self, Build, Context, Member, Str, Value};
 use crate::span::Span;
 use sha2::{Digest, Sha256};
 
@@ -132,7 +132,7 @@ impl Build for Canonical {
         write_node(&Node { span, value }, &mut self.out, &mut self.numbers);
     }
 
-    fn string(&mut self, text: String, _: Span) {
+    fn string(&mut self, text: Str, _: Span) {
         write_string(&text, &mut self.out);
     }
 
@@ -147,7 +147,7 @@ impl Build for Canonical {
         self.out.push(b':');
     }
 
-    fn member(&mut self, _: &mut Vec<usize>, _: String, _: Span, (): ()) {
+    fn member(&mut self, _: &mut Vec<usize>, _: Str, _: Span, (): ()) {
         self.out.push(b',');
     }
 

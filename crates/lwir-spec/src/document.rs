@@ -342,19 +342,13 @@ pub trait Build {
     /// `null`, `true`, `false` or a number (never a string, array or object), at `span`.
     fn scalar(&mut self, value: Value, span: Span) -> Self::Value;
     /// A string, decoded, at `span` (quotes included).
-    fn string(&mut self, text: String, span: Span) -> Self::Value;
+    fn string(&mut self, text: Str, span: Span) -> Self::Value;
     /// An object starts (its `{` is read).
     fn begin_object(&mut self) -> Self::Object;
     /// A member's key is read, before its value is.
     fn key(&mut self, object: &mut Self::Object, key: &str);
     /// A member is read: its key (with the key's span) and its built value.
-    fn member(
-        &mut self,
-        object: &mut Self::Object,
-        key: String,
-        key_span: Span,
-        value: Self::Value,
-    );
+    fn member(&mut self, object: &mut Self::Object, key: Str, key_span: Span, value: Self::Value);
     /// The object ends at `span`. Duplicate keys are the builder's to find: `context`
     /// reports them as [`read`] does.
     fn end_object(
@@ -508,10 +502,10 @@ impl Build for Tree {
         Node { span, value }
     }
 
-    fn string(&mut self, text: String, span: Span) -> Node {
+    fn string(&mut self, text: Str, span: Span) -> Node {
         Node {
             span,
-            value: Value::String(text.into()),
+            value: Value::String(text),
         }
     }
 
@@ -521,9 +515,9 @@ impl Build for Tree {
 
     fn key(&mut self, _: &mut usize, _: &str) {}
 
-    fn member(&mut self, _: &mut usize, key: String, key_span: Span, value: Node) {
+    fn member(&mut self, _: &mut usize, key: Str, key_span: Span, value: Node) {
         self.members.push(Member {
-            key: key.into(),
+            key,
             key_span,
             value,
         });
@@ -721,10 +715,12 @@ impl<B: Build> Reader<'_, B> {
     }
 
     /// Reads a string starting at its opening quote; returns it decoded with its span.
-    fn string(&mut self) -> Result<(String, Span), Fatal> {
+    // Decoded into a `Str` itself: a short string (most keys and many values) is kept
+    // inline, never allocated to be copied and freed.
+    fn string(&mut self) -> Result<(Str, Span), Fatal> {
         let start = self.pos;
         self.pos += 1;
-        let mut out = String::new();
+        let mut out = Str::default();
         loop {
             let run = self.pos;
             while let Some(&b) = self.bytes.get(self.pos) {
@@ -769,9 +765,14 @@ impl<B: Build> Reader<'_, B> {
 
     /// Appends `bytes[from..to]` (no quotes, backslashes or controls) to `out`, reporting
     /// each invalid UTF-8 sequence and keeping U+FFFD in its place.
-    fn push_utf8(&mut self, out: &mut String, mut from: usize, to: usize) {
+    fn push_utf8(&mut self, out: &mut Str, mut from: usize, to: usize) {
         while from < to {
             match std::str::from_utf8(&self.bytes[from..to]) {
+                // A string without escapes (nearly all): made at its size, once.
+                Ok(s) if out.is_empty() => {
+                    *out = Str::from(s);
+                    return;
+                }
                 Ok(s) => {
                     out.push_str(s);
                     return;
@@ -801,7 +802,7 @@ impl<B: Build> Reader<'_, B> {
         }
     }
 
-    fn escape(&mut self, out: &mut String) -> Result<(), Fatal> {
+    fn escape(&mut self, out: &mut Str) -> Result<(), Fatal> {
         let start = self.pos;
         let Some(&c) = self.bytes.get(self.pos + 1) else {
             return Err(self.fatal(
@@ -840,7 +841,7 @@ impl<B: Build> Reader<'_, B> {
     }
 
     /// `\uXXXX` (the `\u` already consumed, starting at `start`), pairing surrogates.
-    fn unicode_escape(&mut self, start: usize, out: &mut String) -> Result<(), Fatal> {
+    fn unicode_escape(&mut self, start: usize, out: &mut Str) -> Result<(), Fatal> {
         let unit = self.hex4(start)?;
         if (0xD800..0xDC00).contains(&unit) {
             let low_start = self.pos;
@@ -863,7 +864,7 @@ impl<B: Build> Reader<'_, B> {
         Ok(())
     }
 
-    fn push_unit(&mut self, start: usize, unit: u32, out: &mut String) {
+    fn push_unit(&mut self, start: usize, unit: u32, out: &mut Str) {
         match char::from_u32(unit) {
             Some(c) => out.push(c),
             None => {

@@ -83,13 +83,13 @@ pub(crate) struct PathStack {
 
 #[derive(Clone, Debug)]
 enum Segment {
-    Key(String),
+    Key(crate::document::Str),
     Index(usize),
 }
 
 impl PathStack {
     /// Enters member `key`.
-    pub(crate) fn push_key(&mut self, key: String) {
+    pub(crate) fn push_key(&mut self, key: crate::document::Str) {
         self.segments.push(Segment::Key(key));
     }
 
@@ -99,7 +99,7 @@ impl PathStack {
     }
 
     /// Leaves the innermost segment, giving back its key when it was a member.
-    pub(crate) fn pop(&mut self) -> Option<String> {
+    pub(crate) fn pop(&mut self) -> Option<crate::document::Str> {
         match self.segments.pop()? {
             Segment::Key(k) => Some(k),
             Segment::Index(_) => None,
