@@ -46,6 +46,7 @@
 //! The model and its algebra (intersection, unions, membership) are here; how a type is
 //! written is `types/render.rs`; how one is derived from a schema, `types/schema.rs`.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
@@ -760,6 +761,32 @@ impl Ty {
                 (!found.is_empty()).then(|| Ty::union(found))
             }
             _ => None,
+        }
+    }
+
+    /// [`Ty::property`], borrowing the property's type from an object type instead of
+    /// copying it.
+    pub fn property_cow(&self, name: &str) -> Option<(Cow<'_, Ty>, bool)> {
+        match self {
+            Ty::Object(o) => match o.prop(name) {
+                Some(p) if p.ty == Ty::Never => None,
+                Some(p) => Some((Cow::Borrowed(&p.ty), !p.required)),
+                None if o.rest == Ty::Never => None,
+                None => Some((Cow::Borrowed(&o.rest), true)),
+            },
+            other => other.property(name).map(|(t, a)| (Cow::Owned(t), a)),
+        }
+    }
+
+    /// [`Ty::element`] of a type no longer needed: the element type of a plain list is moved
+    /// out of it rather than copied.
+    pub fn into_element(self) -> Option<Ty> {
+        match self {
+            Ty::List(l) if l.prefix.is_empty() && l.max_items.is_none_or(|m| m > 0) => {
+                // `Ty::union` of the one member.
+                Some(Ty::union([l.items]))
+            }
+            other => other.element(),
         }
     }
 
