@@ -362,8 +362,10 @@ fn write_string(s: &str, out: &mut impl Out) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.push(b'"');
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let (mut run, mut i) = (0, 0);
+    loop {
+        i += document::plain_prefix(&bytes[i..]);
+        let Some(&b) = bytes.get(i) else { break };
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -380,12 +382,17 @@ fn write_string(s: &str, out: &mut impl Out) {
                 HEX[(b >> 4) as usize],
                 HEX[(b & 0x0f) as usize],
             ],
-            // Every other byte, including all of multi-byte UTF-8, is copied as it is.
-            _ => continue,
+            // Every other byte, including all of multi-byte UTF-8, is copied as it is
+            // (`plain_prefix` stops at none of them).
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[run..i]);
         out.extend_from_slice(escape);
-        run = i + 1;
+        i += 1;
+        run = i;
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');

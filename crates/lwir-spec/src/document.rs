@@ -723,12 +723,7 @@ impl<B: Build> Reader<'_, B> {
         let mut out = Str::default();
         loop {
             let run = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_prefix(&self.bytes[self.pos..]);
             self.push_utf8(&mut out, run, self.pos);
             match self.peek() {
                 None => {
@@ -1229,9 +1224,63 @@ fn escape_lengths(rest: &[u8]) -> (usize, usize) {
     }
 }
 
+/// The length of the longest prefix of `bytes` without a `"`, a `\\` or a control character
+/// (below U+0020): what a JSON string holds as it is, in the reader and in the canonical
+/// writer. Eight bytes at a time (each word tested at once for the three kinds of byte,
+/// by the exact any-byte tests of SWAR arithmetic), then byte by byte from the word that
+/// has one.
+pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Whether some byte of `x` is below `n` (`n` at most 0x80): exact as a yes or no.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS != 0;
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_ne_bytes(word);
+        // A byte equal to `c` is a zero byte of `x ^ c…c`, a byte below 1.
+        if below(x, 0x20)
+            || below(x ^ (ONES * u64::from(b'"')), 1)
+            || below(x ^ (ONES * u64::from(b'\\')), 1)
+        {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| special(b))
+        .unwrap_or(bytes.len() - at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `plain_prefix` stops where a byte-by-byte scan stops, wherever the special byte
+        /// falls in a word of eight.
+        #[test]
+        fn plain_prefix_is_the_byte_scan(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    30 => 0x20u8..=0xff,
+                    1 => proptest::strategy::Just(b'"'),
+                    1 => proptest::strategy::Just(b'\\'),
+                    1 => 0u8..0x20,
+                ],
+                0..80,
+            )
+        ) {
+            let expected = bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(plain_prefix(&bytes), expected);
+        }
+    }
 
     fn codes(src: &str) -> Vec<(Code, String, Span)> {
         read(src.as_bytes().to_vec())
