@@ -307,6 +307,7 @@ pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<F
 pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Vec<Finding>) {
     let mut reader = Reader {
         bytes,
+        text: None,
         pos: 0,
         depth: 0,
         context: Context::default(),
@@ -325,6 +326,7 @@ pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Ve
         );
         return (None, reader.context.findings);
     }
+    reader.text = std::str::from_utf8(bytes).ok();
     let root = reader.document().ok();
     (root, reader.context.findings)
 }
@@ -553,6 +555,9 @@ struct Fatal;
 
 struct Reader<'a, B> {
     bytes: &'a [u8],
+    /// The bytes as text, when they are UTF-8 throughout (checked once, for the whole
+    /// document): a string's runs are then sliced from it, not checked one by one.
+    text: Option<&'a str>,
     pos: usize,
     depth: usize,
     context: Context,
@@ -761,6 +766,14 @@ impl<B: Build> Reader<'_, B> {
     /// Appends `bytes[from..to]` (no quotes, backslashes or controls) to `out`, reporting
     /// each invalid UTF-8 sequence and keeping U+FFFD in its place.
     fn push_utf8(&mut self, out: &mut Str, mut from: usize, to: usize) {
+        if let Some(s) = self.text.and_then(|text| text.get(from..to)) {
+            if out.is_empty() {
+                *out = Str::from(s);
+            } else {
+                out.push_str(s);
+            }
+            return;
+        }
         while from < to {
             match std::str::from_utf8(&self.bytes[from..to]) {
                 // A string without escapes (nearly all): made at its size, once.
