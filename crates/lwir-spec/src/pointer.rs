@@ -5,6 +5,11 @@ use std::fmt::Write as _;
 /// Appends the reference token `token` to `pointer`, escaping `~` as `~0` and `/` as `~1`.
 pub fn push_token(pointer: &mut String, token: &str) {
     pointer.push('/');
+    // Nearly every token (a field name, an id) has nothing to escape: copied at once.
+    if !token.contains(['~', '/']) {
+        pointer.push_str(token);
+        return;
+    }
     for c in token.chars() {
         match c {
             '~' => pointer.push_str("~0"),
