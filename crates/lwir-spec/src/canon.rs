@@ -33,7 +33,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use crate::Node;
-use crate::document::{self, Build, Context, Member, Value};
+use crate::document::{self, Build, Context, Member, Str, Value};
 use crate::span::Span;
 use sha2::{Digest, Sha256};
 
@@ -132,7 +132,7 @@ impl Build for Canonical {
         write_node(&Node { span, value }, &mut self.out, &mut self.numbers);
     }
 
-    fn string(&mut self, text: String, _: Span) {
+    fn string(&mut self, text: Str, _: Span) {
         write_string(&text, &mut self.out);
     }
 
@@ -147,7 +147,7 @@ impl Build for Canonical {
         self.out.push(b':');
     }
 
-    fn member(&mut self, _: &mut Vec<usize>, _: String, _: Span, (): ()) {
+    fn member(&mut self, _: &mut Vec<usize>, _: Str, _: Span, (): ()) {
         self.out.push(b',');
     }
 
@@ -362,8 +362,10 @@ fn write_string(s: &str, out: &mut impl Out) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.push(b'"');
-    let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let (mut run, mut i) = (0, 0);
+    loop {
+        i += document::plain_prefix(&bytes[i..]);
+        let Some(&b) = bytes.get(i) else { break };
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -380,12 +382,17 @@ fn write_string(s: &str, out: &mut impl Out) {
                 HEX[(b >> 4) as usize],
                 HEX[(b & 0x0f) as usize],
             ],
-            // Every other byte, including all of multi-byte UTF-8, is copied as it is.
-            _ => continue,
+            // Every other byte, including all of multi-byte UTF-8, is copied as it is
+            // (`plain_prefix` stops at none of them).
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[run..i]);
         out.extend_from_slice(escape);
-        run = i + 1;
+        i += 1;
+        run = i;
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');

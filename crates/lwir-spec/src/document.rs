@@ -307,6 +307,7 @@ pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<F
 pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Vec<Finding>) {
     let mut reader = Reader {
         bytes,
+        text: None,
         pos: 0,
         depth: 0,
         context: Context::default(),
@@ -325,6 +326,7 @@ pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Ve
         );
         return (None, reader.context.findings);
     }
+    reader.text = std::str::from_utf8(bytes).ok();
     let root = reader.document().ok();
     (root, reader.context.findings)
 }
@@ -342,19 +344,13 @@ pub trait Build {
     /// `null`, `true`, `false` or a number (never a string, array or object), at `span`.
     fn scalar(&mut self, value: Value, span: Span) -> Self::Value;
     /// A string, decoded, at `span` (quotes included).
-    fn string(&mut self, text: String, span: Span) -> Self::Value;
+    fn string(&mut self, text: Str, span: Span) -> Self::Value;
     /// An object starts (its `{` is read).
     fn begin_object(&mut self) -> Self::Object;
     /// A member's key is read, before its value is.
     fn key(&mut self, object: &mut Self::Object, key: &str);
     /// A member is read: its key (with the key's span) and its built value.
-    fn member(
-        &mut self,
-        object: &mut Self::Object,
-        key: String,
-        key_span: Span,
-        value: Self::Value,
-    );
+    fn member(&mut self, object: &mut Self::Object, key: Str, key_span: Span, value: Self::Value);
     /// The object ends at `span`. Duplicate keys are the builder's to find: `context`
     /// reports them as [`read`] does.
     fn end_object(
@@ -508,10 +504,10 @@ impl Build for Tree {
         Node { span, value }
     }
 
-    fn string(&mut self, text: String, span: Span) -> Node {
+    fn string(&mut self, text: Str, span: Span) -> Node {
         Node {
             span,
-            value: Value::String(text.into()),
+            value: Value::String(text),
         }
     }
 
@@ -521,9 +517,9 @@ impl Build for Tree {
 
     fn key(&mut self, _: &mut usize, _: &str) {}
 
-    fn member(&mut self, _: &mut usize, key: String, key_span: Span, value: Node) {
+    fn member(&mut self, _: &mut usize, key: Str, key_span: Span, value: Node) {
         self.members.push(Member {
-            key: key.into(),
+            key,
             key_span,
             value,
         });
@@ -559,6 +555,9 @@ struct Fatal;
 
 struct Reader<'a, B> {
     bytes: &'a [u8],
+    /// The bytes as text, when they are UTF-8 throughout (checked once, for the whole
+    /// document): a string's runs are then sliced from it, not checked one by one.
+    text: Option<&'a str>,
     pos: usize,
     depth: usize,
     context: Context,
@@ -721,18 +720,15 @@ impl<B: Build> Reader<'_, B> {
     }
 
     /// Reads a string starting at its opening quote; returns it decoded with its span.
-    fn string(&mut self) -> Result<(String, Span), Fatal> {
+    // Decoded into a `Str` itself: a short string (most keys and many values) is kept
+    // inline, never allocated to be copied and freed.
+    fn string(&mut self) -> Result<(Str, Span), Fatal> {
         let start = self.pos;
         self.pos += 1;
-        let mut out = String::new();
+        let mut out = Str::default();
         loop {
             let run = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_prefix(&self.bytes[self.pos..]);
             self.push_utf8(&mut out, run, self.pos);
             match self.peek() {
                 None => {
@@ -769,9 +765,22 @@ impl<B: Build> Reader<'_, B> {
 
     /// Appends `bytes[from..to]` (no quotes, backslashes or controls) to `out`, reporting
     /// each invalid UTF-8 sequence and keeping U+FFFD in its place.
-    fn push_utf8(&mut self, out: &mut String, mut from: usize, to: usize) {
+    fn push_utf8(&mut self, out: &mut Str, mut from: usize, to: usize) {
+        if let Some(s) = self.text.and_then(|text| text.get(from..to)) {
+            if out.is_empty() {
+                *out = Str::from(s);
+            } else {
+                out.push_str(s);
+            }
+            return;
+        }
         while from < to {
             match std::str::from_utf8(&self.bytes[from..to]) {
+                // A string without escapes (nearly all): made at its size, once.
+                Ok(s) if out.is_empty() => {
+                    *out = Str::from(s);
+                    return;
+                }
                 Ok(s) => {
                     out.push_str(s);
                     return;
@@ -801,7 +810,7 @@ impl<B: Build> Reader<'_, B> {
         }
     }
 
-    fn escape(&mut self, out: &mut String) -> Result<(), Fatal> {
+    fn escape(&mut self, out: &mut Str) -> Result<(), Fatal> {
         let start = self.pos;
         let Some(&c) = self.bytes.get(self.pos + 1) else {
             return Err(self.fatal(
@@ -840,7 +849,7 @@ impl<B: Build> Reader<'_, B> {
     }
 
     /// `\uXXXX` (the `\u` already consumed, starting at `start`), pairing surrogates.
-    fn unicode_escape(&mut self, start: usize, out: &mut String) -> Result<(), Fatal> {
+    fn unicode_escape(&mut self, start: usize, out: &mut Str) -> Result<(), Fatal> {
         let unit = self.hex4(start)?;
         if (0xD800..0xDC00).contains(&unit) {
             let low_start = self.pos;
@@ -863,7 +872,7 @@ impl<B: Build> Reader<'_, B> {
         Ok(())
     }
 
-    fn push_unit(&mut self, start: usize, unit: u32, out: &mut String) {
+    fn push_unit(&mut self, start: usize, unit: u32, out: &mut Str) {
         match char::from_u32(unit) {
             Some(c) => out.push(c),
             None => {
@@ -1228,9 +1237,63 @@ fn escape_lengths(rest: &[u8]) -> (usize, usize) {
     }
 }
 
+/// The length of the longest prefix of `bytes` without a `"`, a `\\` or a control character
+/// (below U+0020): what a JSON string holds as it is, in the reader and in the canonical
+/// writer. Eight bytes at a time (each word tested at once for the three kinds of byte,
+/// by the exact any-byte tests of SWAR arithmetic), then byte by byte from the word that
+/// has one.
+pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Whether some byte of `x` is below `n` (`n` at most 0x80): exact as a yes or no.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS != 0;
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_ne_bytes(word);
+        // A byte equal to `c` is a zero byte of `x ^ c…c`, a byte below 1.
+        if below(x, 0x20)
+            || below(x ^ (ONES * u64::from(b'"')), 1)
+            || below(x ^ (ONES * u64::from(b'\\')), 1)
+        {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| special(b))
+        .unwrap_or(bytes.len() - at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `plain_prefix` stops where a byte-by-byte scan stops, wherever the special byte
+        /// falls in a word of eight.
+        #[test]
+        fn plain_prefix_is_the_byte_scan(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    30 => 0x20u8..=0xff,
+                    1 => proptest::strategy::Just(b'"'),
+                    1 => proptest::strategy::Just(b'\\'),
+                    1 => 0u8..0x20,
+                ],
+                0..80,
+            )
+        ) {
+            let expected = bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(plain_prefix(&bytes), expected);
+        }
+    }
 
     fn codes(src: &str) -> Vec<(Code, String, Span)> {
         read(src.as_bytes().to_vec())

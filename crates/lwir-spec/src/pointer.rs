@@ -5,6 +5,11 @@ use std::fmt::Write as _;
 /// Appends the reference token `token` to `pointer`, escaping `~` as `~0` and `/` as `~1`.
 pub fn push_token(pointer: &mut String, token: &str) {
     pointer.push('/');
+    // Nearly every token (a field name, an id) has nothing to escape: copied at once.
+    if !token.contains(['~', '/']) {
+        pointer.push_str(token);
+        return;
+    }
     for c in token.chars() {
         match c {
             '~' => pointer.push_str("~0"),
@@ -83,13 +88,13 @@ pub(crate) struct PathStack {
 
 #[derive(Clone, Debug)]
 enum Segment {
-    Key(String),
+    Key(crate::document::Str),
     Index(usize),
 }
 
 impl PathStack {
     /// Enters member `key`.
-    pub(crate) fn push_key(&mut self, key: String) {
+    pub(crate) fn push_key(&mut self, key: crate::document::Str) {
         self.segments.push(Segment::Key(key));
     }
 
@@ -99,7 +104,7 @@ impl PathStack {
     }
 
     /// Leaves the innermost segment, giving back its key when it was a member.
-    pub(crate) fn pop(&mut self) -> Option<String> {
+    pub(crate) fn pop(&mut self) -> Option<crate::document::Str> {
         match self.segments.pop()? {
             Segment::Key(k) => Some(k),
             Segment::Index(_) => None,

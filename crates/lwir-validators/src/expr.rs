@@ -24,6 +24,7 @@ use lwir_spec::ir::{Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -460,7 +461,7 @@ impl<'d> Checker<'_, 'd, '_> {
             ));
             return Ty::Any;
         }
-        ty.element().unwrap_or(Ty::Any)
+        ty.into_element().unwrap_or(Ty::Any)
     }
 
     fn expect_bool(&mut self, ty: &Ty, node: &Node, at: &str, what: &str) {

@@ -16,6 +16,8 @@ use lwir_spec::{Applicability, Code, Finding, Fix, Origin, PatchOp, SpannedDocum
 
 use crate::{Context, all_of, expected_types, head, one_of, subset};
 
+mod spanned;
+
 /// Which kind of document a meta-schema is for (messages name its parts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MetaKind {
@@ -34,6 +36,9 @@ struct MetaSchema {
     /// For a meta-schema with a `$defs/step` (LWIR's): the same schema with `$defs/step` as
     /// its root, to validate the top-level steps one at a time.
     step: Option<jsonschema::Validator>,
+    /// The same as `step`, for the spanned document itself: whether a step is valid is
+    /// asked of it without a `serde_json` copy.
+    spanned_step: Option<jsonschema::Validator<spanned::Spanned>>,
 }
 
 fn meta(
@@ -49,11 +54,18 @@ fn meta(
             _ => jsonschema::draft202012::new(&json).expect("meta-schema compiles"),
         };
         let step = (kind == MetaKind::Lwir).then(|| definition(&json, "step"));
+        let spanned_step = (kind == MetaKind::Lwir).then(|| {
+            jsonschema::options_for::<spanned::Spanned>()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&definition_root(&json, "step"))
+                .expect("a meta-schema definition compiles")
+        });
         MetaSchema {
             kind,
             json,
             validator,
             step,
+            spanned_step,
         }
     })
 }
@@ -61,6 +73,12 @@ fn meta(
 /// A validator of `$defs/<name>` of `json`, with the same `$id` and `$defs`, so every
 /// location keeps its schema path (`/$defs/step/...`, `/$defs/identifier/pattern`, ...).
 fn definition(json: &serde_json::Value, name: &str) -> jsonschema::Validator {
+    jsonschema::draft202012::new(&definition_root(json, name))
+        .expect("a meta-schema definition compiles")
+}
+
+/// The schema of `$defs/<name>` of `json`, with the same `$id` and `$defs`.
+fn definition_root(json: &serde_json::Value, name: &str) -> serde_json::Value {
     let mut root = serde_json::Map::new();
     for key in ["$schema", "$id", "$defs"] {
         if let Some(value) = json.get(key) {
@@ -68,8 +86,7 @@ fn definition(json: &serde_json::Value, name: &str) -> jsonschema::Validator {
         }
     }
     root.insert("$ref".to_owned(), format!("#/$defs/{name}").into());
-    jsonschema::draft202012::new(&serde_json::Value::Object(root))
-        .expect("a meta-schema definition compiles")
+    serde_json::Value::Object(root)
 }
 
 fn lwir_meta() -> &'static MetaSchema {
@@ -228,11 +245,18 @@ fn against_meta_schema(
     out: &mut Vec<Finding>,
 ) {
     let root = doc.root();
-    let steps = match (&meta.step, root.as_object(), root.get("steps")) {
-        (Some(step), Some(members), Some(steps)) => steps.as_array().map(|s| (step, members, s)),
+    let steps = match (
+        &meta.step,
+        &meta.spanned_step,
+        root.as_object(),
+        root.get("steps"),
+    ) {
+        (Some(step), Some(spanned), Some(members), Some(steps)) => {
+            steps.as_array().map(|s| (step, spanned, members, s))
+        }
         _ => None,
     };
-    let Some((step_validator, members, steps)) = steps else {
+    let Some((step_validator, spanned_validator, members, steps)) = steps else {
         let instance = if root.as_array().is_some() && only_object_keywords(&meta.json) {
             // An array where the meta-schema wants an object (an array of a million numbers,
             // say) meets only `type`: an empty array fails it the same way.
@@ -247,12 +271,13 @@ fn against_meta_schema(
         return;
     };
     for (i, step) in steps.iter().enumerate() {
-        let instance = step.to_json();
-        // Nearly every step is valid: asking first is much cheaper than collecting errors
-        // (which evaluates every branch, `unevaluatedProperties` included).
-        if step_validator.is_valid(&instance) {
+        // Nearly every step is valid: asking first, of the spanned step itself, is much
+        // cheaper than collecting errors (which evaluates every branch,
+        // `unevaluatedProperties` included) of a copy.
+        if spanned_validator.is_valid(step) {
             continue;
         }
+        let instance = step.to_json();
         for error in step_validator.iter_errors(&instance) {
             let at = format!("/steps/{i}{}", error.instance_path().as_str());
             meta_schema_error(doc, meta, origin, unjudged, &error, at, out);

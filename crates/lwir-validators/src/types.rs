@@ -46,6 +46,7 @@
 //! The model and its algebra (intersection, unions, membership) are here; how a type is
 //! written is `types/render.rs`; how one is derived from a schema, `types/schema.rs`.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
@@ -575,7 +576,8 @@ impl Ty {
 
     /// The union of `members`, normalised.
     pub fn union(members: impl IntoIterator<Item = Ty>) -> Ty {
-        Ty::Union(members.into_iter().collect()).normalize()
+        // What `normalize` does to a union, with each member left as it is when normal.
+        Ty::Union(members.into_iter().map(Ty::normalize).collect()).normalize_top()
     }
 
     /// The same shape without value-level constraints: literals become their base type
@@ -762,32 +764,104 @@ impl Ty {
         }
     }
 
+    /// [`Ty::property`], borrowing the property's type from an object type instead of
+    /// copying it.
+    pub fn property_cow(&self, name: &str) -> Option<(Cow<'_, Ty>, bool)> {
+        match self {
+            Ty::Object(o) => match o.prop(name) {
+                Some(p) if p.ty == Ty::Never => None,
+                Some(p) => Some((Cow::Borrowed(&p.ty), !p.required)),
+                None if o.rest == Ty::Never => None,
+                None => Some((Cow::Borrowed(&o.rest), true)),
+            },
+            other => other.property(name).map(|(t, a)| (Cow::Owned(t), a)),
+        }
+    }
+
+    /// [`Ty::element`] of a type no longer needed: the element type of a plain list is moved
+    /// out of it rather than copied.
+    pub fn into_element(self) -> Option<Ty> {
+        match self {
+            Ty::List(l) if l.prefix.is_empty() && l.max_items.is_none_or(|m| m > 0) => {
+                // `Ty::union` of the one member.
+                Some(Ty::union([l.items]))
+            }
+            other => other.element(),
+        }
+    }
+
     /// The same type in normal form, recursively: unions flattened, without [`Ty::Never`]
     /// members or duplicates (a union with [`Ty::Any`] is `Any`, of one member that member,
     /// of none `Never`); `Literal(null)` is [`Ty::Null`]; types that are empty by their
     /// bounds (an integer range without integers, `minLength` above `maxLength`, a required
     /// property of type `Never`, …) are `Never`.
     pub fn normalize(self) -> Ty {
+        // Most types met are normal already (derived types are, and so is what the type
+        // checker builds from them): asking is a read, rebuilding moves every part.
+        if self.is_normal() {
+            self
+        } else {
+            self.normalize_deep()
+        }
+    }
+
+    /// [`Ty::normalize`] without first asking whether the type is normal.
+    fn normalize_deep(self) -> Ty {
         match self {
             Ty::Union(members) => {
-                Ty::Union(members.into_iter().map(Ty::normalize).collect()).normalize_top()
+                Ty::Union(members.into_iter().map(Ty::normalize_deep).collect()).normalize_top()
             }
             Ty::List(mut l) => {
                 l.prefix = std::mem::take(&mut l.prefix)
                     .into_iter()
-                    .map(Ty::normalize)
+                    .map(Ty::normalize_deep)
                     .collect();
-                l.items = std::mem::replace(&mut l.items, Ty::Never).normalize();
+                l.items = std::mem::replace(&mut l.items, Ty::Never).normalize_deep();
                 Ty::List(l).normalize_top()
             }
             Ty::Object(mut o) => {
                 for (_, p) in &mut o.properties {
-                    p.ty = std::mem::replace(&mut p.ty, Ty::Never).normalize();
+                    p.ty = std::mem::replace(&mut p.ty, Ty::Never).normalize_deep();
                 }
-                o.rest = std::mem::replace(&mut o.rest, Ty::Never).normalize();
+                o.rest = std::mem::replace(&mut o.rest, Ty::Never).normalize_deep();
                 Ty::Object(o).normalize_top()
             }
             other => other.normalize_top(),
+        }
+    }
+
+    /// Whether [`Ty::normalize`] leaves this type as it is: the conditions of
+    /// [`Ty::normalize_deep`] and [`Ty::normalize_top`], read without moving anything. May
+    /// answer `false` for a normal type (a union with literals other than strings), never
+    /// `true` for one that is not.
+    fn is_normal(&self) -> bool {
+        match self {
+            Ty::Union(members) => {
+                members.len() >= 2
+                    && members.iter().enumerate().all(|(i, m)| {
+                        let distinct = match m {
+                            // `push_member` keeps the first of literals that print the same:
+                            // for strings, the equal ones.
+                            Ty::Literal(Json::String(_)) => true,
+                            Ty::Literal(_) | Ty::Union(_) | Ty::Never | Ty::Any => false,
+                            _ => true,
+                        };
+                        distinct && !members[..i].contains(m) && m.is_normal()
+                    })
+            }
+            Ty::Literal(Json::Null) => false,
+            Ty::Int(r) => !r.is_empty(true),
+            Ty::Number(r) => !r.is_empty(false),
+            Ty::String(s) => s.max_len.is_none_or(|m| m >= s.min_len),
+            Ty::List(l) => {
+                l.prefix.iter().all(Ty::is_normal) && l.items.is_normal() && !list_is_empty(l)
+            }
+            Ty::Object(o) => {
+                o.properties.iter().all(|(_, p)| p.ty.is_normal())
+                    && o.rest.is_normal()
+                    && !object_is_empty(o)
+            }
+            Ty::Any | Ty::Never | Ty::Null | Ty::Bool | Ty::Literal(_) | Ty::Opaque(_) => true,
         }
     }
 
@@ -820,39 +894,8 @@ impl Ty {
             Ty::Int(r) if r.is_empty(true) => Ty::Never,
             Ty::Number(r) if r.is_empty(false) => Ty::Never,
             Ty::String(s) if s.max_len.is_some_and(|m| m < s.min_len) => Ty::Never,
-            Ty::List(l) => {
-                let max = l.max_items.unwrap_or(u64::MAX);
-                let short = l.items == Ty::Never && l.min_items > l.prefix.len() as u64;
-                let blocked = l
-                    .prefix
-                    .iter()
-                    .take(usize::try_from(l.min_items).unwrap_or(usize::MAX))
-                    .any(|t| *t == Ty::Never);
-                if max < l.min_items || short || blocked {
-                    Ty::Never
-                } else {
-                    Ty::List(l)
-                }
-            }
-            Ty::Object(o) => {
-                let max = o.max_properties.unwrap_or(u64::MAX);
-                let impossible = o
-                    .properties
-                    .iter()
-                    .any(|(_, p)| p.required && p.ty == Ty::Never);
-                let possible = o
-                    .properties
-                    .iter()
-                    .filter(|(_, p)| p.ty != Ty::Never)
-                    .count();
-                let required = o.properties.iter().filter(|(_, p)| p.required).count();
-                let too_few = o.rest == Ty::Never && (possible as u64) < o.min_properties;
-                if max < o.min_properties || impossible || too_few || (required as u64) > max {
-                    Ty::Never
-                } else {
-                    Ty::Object(o)
-                }
-            }
+            Ty::List(l) if list_is_empty(&l) => Ty::Never,
+            Ty::Object(o) if object_is_empty(&o) => Ty::Never,
             other => other,
         }
     }
@@ -999,6 +1042,36 @@ impl Ty {
 }
 
 /// Adds `t` to the flat member list of a union unless it is `Never` or already there.
+/// Whether a list type has no values by its counts and prefix (its parts normal).
+fn list_is_empty(l: &ListTy) -> bool {
+    let max = l.max_items.unwrap_or(u64::MAX);
+    let short = l.items == Ty::Never && l.min_items > l.prefix.len() as u64;
+    let blocked = l
+        .prefix
+        .iter()
+        .take(usize::try_from(l.min_items).unwrap_or(usize::MAX))
+        .any(|t| *t == Ty::Never);
+    max < l.min_items || short || blocked
+}
+
+/// Whether an object type has no values by its counts and required properties (its parts
+/// normal).
+fn object_is_empty(o: &ObjectTy) -> bool {
+    let max = o.max_properties.unwrap_or(u64::MAX);
+    let impossible = o
+        .properties
+        .iter()
+        .any(|(_, p)| p.required && p.ty == Ty::Never);
+    let possible = o
+        .properties
+        .iter()
+        .filter(|(_, p)| p.ty != Ty::Never)
+        .count();
+    let required = o.properties.iter().filter(|(_, p)| p.required).count();
+    let too_few = o.rest == Ty::Never && (possible as u64) < o.min_properties;
+    max < o.min_properties || impossible || too_few || (required as u64) > max
+}
+
 fn push_member(t: Ty, flat: &mut Vec<Ty>, literals: &mut HashSet<String>) {
     match t {
         Ty::Never => {}
@@ -1637,5 +1710,106 @@ mod tests {
             )),
             Some(true)
         );
+    }
+
+    /// Types of every shape, with bounds that can make them empty and duplicate members.
+    fn any_ty() -> impl proptest::strategy::Strategy<Value = Ty> {
+        use proptest::prelude::*;
+        let bound = prop_oneof![
+            Just(None),
+            (0i8..3, any::<bool>()).prop_map(|(v, exclusive)| Some(Bound {
+                value: f64::from(v),
+                exclusive
+            })),
+        ];
+        let range = (bound.clone(), bound).prop_map(|(min, max)| Range { min, max });
+        let literal = prop_oneof![
+            Just(Json::Null),
+            Just(json!("a")),
+            Just(json!("b")),
+            Just(json!(1)),
+            Just(json!(1.0)),
+            Just(json!([1, "a"])),
+        ];
+        let leaf = prop_oneof![
+            Just(Ty::Any),
+            Just(Ty::Never),
+            Just(Ty::Null),
+            Just(Ty::Bool),
+            range.clone().prop_map(Ty::Int),
+            range.prop_map(Ty::Number),
+            (0u64..3, proptest::option::of(0u64..3)).prop_map(|(min_len, max_len)| Ty::String(
+                StringTy {
+                    min_len,
+                    max_len,
+                    pattern: None
+                }
+            )),
+            literal.prop_map(Ty::Literal),
+            Just(Ty::Opaque("why".to_owned())),
+        ];
+        leaf.prop_recursive(4, 48, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Ty::Union),
+                (
+                    proptest::collection::vec(inner.clone(), 0..3),
+                    inner.clone(),
+                    0u64..3,
+                    proptest::option::of(0u64..4),
+                    any::<bool>()
+                )
+                    .prop_map(|(prefix, items, min_items, max_items, unique)| {
+                        Ty::List(Box::new(ListTy {
+                            prefix,
+                            items,
+                            min_items,
+                            max_items,
+                            unique,
+                        }))
+                    }),
+                (
+                    proptest::collection::vec(
+                        (
+                            prop_oneof![Just("a"), Just("b")],
+                            inner.clone(),
+                            any::<bool>()
+                        ),
+                        0..3
+                    ),
+                    inner,
+                    any::<bool>(),
+                    0u64..3,
+                    proptest::option::of(0u64..3)
+                )
+                    .prop_map(
+                        |(properties, rest, open_by_default, min_properties, max_properties)| {
+                            Ty::Object(Box::new(ObjectTy {
+                                properties: properties
+                                    .into_iter()
+                                    .map(|(n, ty, required)| (n.to_owned(), Prop { ty, required }))
+                                    .collect(),
+                                rest,
+                                open_by_default,
+                                min_properties,
+                                max_properties,
+                            }))
+                        }
+                    ),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The shortcut of `normalize` for normal types changes nothing: a type it calls
+        /// normal is its own normal form, and normalizing gives what the full rebuild gives.
+        #[test]
+        fn normal_types_are_left_as_they_are(t in any_ty()) {
+            let deep = t.clone().normalize_deep();
+            if t.is_normal() {
+                proptest::prop_assert_eq!(&deep, &t);
+            }
+            proptest::prop_assert_eq!(&t.clone().normalize(), &deep);
+            proptest::prop_assert_eq!(&deep.clone().normalize_deep(), &deep);
+        }
     }
 }

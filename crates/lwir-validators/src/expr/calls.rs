@@ -91,7 +91,7 @@ impl Typer<'_, '_, '_, '_, '_> {
             );
             return (Ty::Any, 1);
         };
-        let (st, sc) = self.expr(subject);
+        let (st, sc) = self.expr_cow(subject);
         let mut cost = sc.saturating_add(1);
         let mut arg_tys = Vec::new();
         for a in rest {
@@ -190,7 +190,7 @@ impl Typer<'_, '_, '_, '_, '_> {
         let Some(list) = subject else {
             return (Ty::Any, 1);
         };
-        let (lt, lc) = self.expr(list);
+        let (lt, lc) = self.expr_cow(list);
         let (Some(var), Some(body), true) = (rest.first(), rest.get(1), rest.len() == 2) else {
             self.report(
                 Code::TypeMismatch,
@@ -214,7 +214,13 @@ impl Typer<'_, '_, '_, '_, '_> {
                 format!("`{name}` works on lists, found {}", lt.summary()),
             );
         }
-        let element = lt.element().unwrap_or(Ty::Any);
+        let bound = list_bound(&lt);
+        // Only `filter` gives back the list's own type: the others take its elements.
+        let (element, lt) = match lt {
+            _ if name == "filter" => (lt.element().unwrap_or(Ty::Any), Some(lt)),
+            Cow::Owned(t) => (t.into_element().unwrap_or(Ty::Any), None),
+            Cow::Borrowed(t) => (t.element().unwrap_or(Ty::Any), None),
+        };
         if self.checker.want_plan {
             self.types
                 .insert((var.span.start(), var.span.end()), element.display());
@@ -222,7 +228,6 @@ impl Typer<'_, '_, '_, '_, '_> {
         self.locals.push((var_name.clone(), element));
         let (bt, bc) = self.expr(body);
         self.locals.pop();
-        let bound = list_bound(&lt);
         let cost = lc.saturating_add(bound.saturating_mul(bc.saturating_add(1)));
         let ty = match name {
             "map" => Ty::List(Box::new(ListTy {
@@ -237,7 +242,7 @@ impl Typer<'_, '_, '_, '_, '_> {
                     body.span,
                     "the predicate of `filter` must be a boolean",
                 );
-                lt.clone()
+                lt.map_or(Ty::Any, Cow::into_owned)
             }
             _ => {
                 self.expect(

@@ -124,7 +124,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 field_span,
             } => self.member(expr, target, field, *field_span),
             ExprKind::Index { target, index } => {
-                let (tt, tc) = self.expr(target);
+                let (tt, tc) = self.expr_cow(target);
                 let (it, ic) = self.expr(index);
                 let cost = tc.saturating_add(ic).saturating_add(1);
                 if let ExprKind::String { value } = &index.kind
@@ -133,7 +133,11 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     return (self.property(&tt, value, index.span, expr), cost);
                 }
                 if tt.may_be(Kinds::LIST) && it.may_be(Kinds::INT) {
-                    return (tt.element().unwrap_or(Ty::Any), cost);
+                    let element = match tt {
+                        Cow::Owned(t) => t.into_element(),
+                        Cow::Borrowed(t) => t.element(),
+                    };
+                    return (element.unwrap_or(Ty::Any), cost);
                 }
                 if tt.may_be(Kinds::OBJECT) && it.may_be(Kinds::STRING) {
                     return (Ty::Any, cost);
@@ -445,18 +449,63 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
 
     /// Reads property `name` of a value of type `ty`.
     pub(super) fn property(&mut self, ty: &Ty, name: &str, name_span: Span, whole: &Expr) -> Ty {
+        self.property_cow(ty, name, name_span, whole).into_owned()
+    }
+
+    /// `expr`'s type and cost bound, borrowed where the scope keeps it — `steps.<id>.output`
+    /// and `steps.<id>.output.<field>`, without a plan — for a caller that only reads it
+    /// (a function's subject, a macro's list, an indexed value): what [`Typer::expr`] gives,
+    /// with the same findings, without a copy.
+    pub(super) fn expr_cow(&mut self, expr: &Expr) -> (Cow<'s, Ty>, u64) {
+        static ANY: Ty = Ty::Any;
+        if !self.checker.want_plan
+            && let ExprKind::Member {
+                target,
+                field,
+                field_span,
+            } = &expr.kind
+        {
+            // As `member` reads them.
+            if let Some((id, id_span)) = self.step_path(target) {
+                let output = self.step_output(expr, target, id, id_span, field, *field_span);
+                return (Cow::Borrowed(output.unwrap_or(&ANY)), 1);
+            }
+            if let ExprKind::Member {
+                target: inner,
+                field: inner_field,
+                field_span: inner_span,
+            } = &target.kind
+                && let Some((id, id_span)) = self.step_path(inner)
+            {
+                let output = self.step_output(target, inner, id, id_span, inner_field, *inner_span);
+                let ty = self.property_cow(output.unwrap_or(&ANY), field, *field_span, expr);
+                return (ty, 2);
+            }
+        }
+        let (ty, cost) = self.expr(expr);
+        (Cow::Owned(ty), cost)
+    }
+
+    /// [`Typer::property`], borrowing the property's type from `ty` where it can.
+    pub(super) fn property_cow<'x>(
+        &mut self,
+        ty: &'x Ty,
+        name: &str,
+        name_span: Span,
+        whole: &Expr,
+    ) -> Cow<'x, Ty> {
         if !ty.may_be(Kinds::OBJECT) {
             self.report(
                 Code::UnknownProperty,
                 name_span,
                 format!("{} has no property `{name}`", ty.summary()),
             );
-            return Ty::Any;
+            return Cow::Owned(Ty::Any);
         }
         // An object schema that lists properties and leaves `additionalProperties` unset
         // says nothing of other names: reading one unguarded is almost always a typo.
         let typo = undeclared_by_default(ty, name) && !self.is_guarded(whole);
-        match ty.property(name).filter(|_| !typo) {
+        match ty.property_cow(name).filter(|_| !typo) {
             Some((t, maybe_absent)) => {
                 if maybe_absent && !matches!(ty, Ty::Any | Ty::Opaque(_)) && !self.is_guarded(whole)
                 {
@@ -527,7 +576,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     });
                 }
                 self.checker.push(finding);
-                Ty::Any
+                Cow::Owned(Ty::Any)
             }
         }
     }
