@@ -10,10 +10,11 @@
 //!   over every line before it: a row changed behind lwirc's back is found by every read.
 //! - **The frozen goal file** is stored once per goal; every read re-hashes it against the
 //!   digest its creation recorded (as for the directory).
-//! - **Locks** are session-level advisory locks (`pg_try_advisory_lock`), each held by a
-//!   connection of its own: the run lock of a goal (one driver at a time, so that no item is
-//!   dispatched twice at once and no two replans of one goal run) and the lock of a running
-//!   plan's log. They are advisory locks rather than row locks because they must outlive any
+//! - **Locks** are session-level advisory locks (`pg_try_advisory_lock`): the run lock of a
+//!   goal (one driver at a time, so that no item is dispatched twice at once and no two
+//!   replans of one goal run), all of one process's in one session of their own (however
+//!   many goals a `goal serve` drives, one connection), and the lock of a running plan's
+//!   log, in a connection of its own. They are advisory locks rather than row locks because they must outlive any
 //!   one transaction (a run lasts hours), cost no row, and are released by the server the
 //!   moment the process holding them dies and its connection drops — a crashed driver
 //!   never leaves a lock to clean up.
@@ -88,6 +89,45 @@ const MIGRATION_LOCK: i64 = 0x6c77_6972_6d69_6772; // "lwirmigr"
 pub struct Postgres {
     url: String,
     client: Mutex<Conn>,
+    /// The session that holds this process's run locks, shared by the guards.
+    runs: std::sync::Arc<Mutex<RunLocks>>,
+}
+
+/// One session for every run lock a process holds: a session can hold many advisory locks,
+/// and a connection of its own per driven goal ran the server out of connections (two
+/// `goal serve`s of 100 goals each exceed PostgreSQL's default 100). Advisory locks are
+/// re-entrant within a session, so the keys this process holds are kept too: a second
+/// driver of the same goal in this process is refused as one in another process is.
+#[derive(Default)]
+struct RunLocks {
+    session: Option<Conn>,
+    held: std::collections::BTreeSet<i64>,
+}
+
+/// A run lock held in the shared session: released there when dropped.
+struct RunLock {
+    runs: std::sync::Arc<Mutex<RunLocks>>,
+    key: i64,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.held.remove(&self.key);
+        if let Some(session) = &runs.session {
+            // A failure leaves the lock to the session's end (the server releases every
+            // lock of a session that ends).
+            if session
+                .execute("SELECT pg_advisory_unlock($1)", &[&self.key])
+                .is_err()
+            {
+                runs.session = None;
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Postgres {
@@ -233,6 +273,7 @@ impl Postgres {
         Ok(Self {
             url: url.to_owned(),
             client: Mutex::new(client),
+            runs: std::sync::Arc::default(),
         })
     }
 
@@ -580,19 +621,42 @@ impl Store for Postgres {
     }
 
     fn lock_run(&self, goal: &str) -> Result<RunGuard, StoreError> {
-        let client = self.connect_again()?;
-        let held: bool = client
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&key("run", &[goal])])
-            .map_err(|e| failed(&self.location_of(goal), &e))?
-            .get(0);
-        if !held {
-            return Err(StoreError::Busy {
-                what: format!("goal `{goal}` (another `lwirc goal run` or `goal serve` drives it)"),
-            });
+        let busy = || StoreError::Busy {
+            what: format!("goal `{goal}` (another `lwirc goal run` or `goal serve` drives it)"),
+        };
+        let key = key("run", &[goal]);
+        let mut runs = self.runs.lock().map_err(|_| StoreError::Io {
+            location: shown(&self.url),
+            detail: "the run locks were poisoned by a failed thread".into(),
+        })?;
+        if runs.held.contains(&key) {
+            return Err(busy());
         }
-        // Held for as long as the connection is: the guard keeps it, and the server lets go
-        // when the process dies.
-        Ok(RunGuard::new(Box::new(client)))
+        if runs.session.is_none() {
+            runs.session = Some(self.connect_again()?);
+        }
+        let Some(session) = &runs.session else {
+            return Err(busy());
+        };
+        let held: bool = match session.query_one("SELECT pg_try_advisory_lock($1)", &[&key]) {
+            Ok(row) => row.get(0),
+            Err(e) => {
+                // A session that failed holds nothing any more (the server let its locks
+                // go): the next lock opens another.
+                runs.session = None;
+                return Err(failed(&self.location_of(goal), &e));
+            }
+        };
+        if !held {
+            return Err(busy());
+        }
+        runs.held.insert(key);
+        // Held for as long as the guard is, or the session: the server lets go when the
+        // process dies.
+        Ok(RunGuard::new(Box::new(RunLock {
+            runs: std::sync::Arc::clone(&self.runs),
+            key,
+        })))
     }
 
     fn import(&self, goal: &str, event: &Event) -> Result<(), StoreError> {

@@ -337,3 +337,30 @@ pub fn recovery() -> Value {
 pub fn attention(why: &str) -> Value {
     json!({ "kind": "attention", "rationale": why })
 }
+
+/// The URL of a new, empty database on the server `LWIRC_TEST_POSTGRES` names, called
+/// `PREFIX_<pid>`; `None` (the test is skipped) when the variable names none, unless
+/// `LWIRC_REQUIRE_ENGINES` is set.
+pub fn postgres_database(prefix: &str) -> Option<String> {
+    let Some(admin) = std::env::var("LWIRC_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        assert!(
+            std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
+            "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_POSTGRES names no server"
+        );
+        eprintln!("skipped: set LWIRC_TEST_POSTGRES=postgres://USER@127.0.0.1:PORT/postgres");
+        return None;
+    };
+    let database = format!("{prefix}_{}", std::process::id());
+    let mut admin_client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    // One statement a call: a database is never made inside a transaction block.
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {database}"),
+        format!("CREATE DATABASE {database}"),
+    ] {
+        admin_client.batch_execute(&statement).unwrap();
+    }
+    Some(format!("{}/{database}", admin.rsplit_once('/').unwrap().0))
+}

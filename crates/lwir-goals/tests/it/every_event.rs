@@ -175,27 +175,9 @@ fn every_kind_is_written_as_today_in_a_directory() {
 
 #[test]
 fn every_kind_is_written_as_today_in_postgres() {
-    let Some(admin) = std::env::var("LWIRC_TEST_POSTGRES")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        assert!(
-            std::env::var_os("LWIRC_REQUIRE_ENGINES").is_none(),
-            "LWIRC_REQUIRE_ENGINES is set but LWIRC_TEST_POSTGRES names no server"
-        );
-        eprintln!("skipped: set LWIRC_TEST_POSTGRES=postgres://USER@127.0.0.1:PORT/postgres");
+    let Some(url) = crate::common::postgres_database("lwirc_every_event") else {
         return;
     };
-    let database = format!("lwirc_every_event_{}", std::process::id());
-    let mut admin_client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    // One statement a call: a database is never made inside a transaction block.
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {database}"),
-        format!("CREATE DATABASE {database}"),
-    ] {
-        admin_client.batch_execute(&statement).unwrap();
-    }
-    let url = format!("{}/{database}", admin.rsplit_once('/').unwrap().0);
     let store = lwir_goals::postgres::Postgres::connect(&url).unwrap();
     append_every_kind(&store, "g-1");
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();

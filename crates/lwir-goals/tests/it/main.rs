@@ -7,3 +7,4 @@ mod checkpoint;
 mod corpus;
 mod every_event;
 mod goals;
+mod postgres_locks;
