@@ -16,7 +16,7 @@
 //! | [`store`] | where goals live: [`store::Store`], [`store::Directory`] |
 //! | [`postgres`] | the same in PostgreSQL |
 //! | [`events`] | the log's events, typed |
-//! | [`projection`] | the state computed from the events (its fingerprint written canonically by `canonical`) |
+//! | [`projection`] | the state computed from the events |
 //! | [`statuses`] | every work item's status, kept as events are folded |
 //! | [`checkpoint`] | the fold of a prefix of the log, kept so that reads fold only what follows |
 //! | [`resolve`] | a work item's input, evaluated |
@@ -32,7 +32,6 @@
 
 pub mod adapt;
 pub mod agent;
-mod canonical;
 pub mod catalog;
 pub mod check;
 pub mod checkpoint;

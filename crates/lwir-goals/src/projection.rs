@@ -1317,13 +1317,13 @@ fn describe_stuck(fold: &Fold, statuses: &Statuses, root: usize) -> String {
 /// `sha256:` of the canonical JSON of the projection without its fingerprint (and the seq,
 /// which every event changes: the fingerprint changes only with what a scheduler acts on).
 fn fingerprint(projection: &Projection) -> String {
-    if let Some(canonical) = crate::canonical::to_vec(projection, &["fingerprint", "seq"]) {
-        return lwir_spec::canon::sha256_of(&canonical);
+    match lwir_spec::canon::serialized(projection, &["fingerprint", "seq"]) {
+        Some(canonical) => lwir_spec::canon::sha256_of(&canonical),
+        None => fingerprint_of_value(projection),
     }
-    fingerprint_of_value(projection)
 }
 
-/// The fingerprint the long way: through a `serde_json::Value` of the projection, for one
+/// The fingerprint the long way: the canonical form of the projection's JSON text, for one
 /// holding what the straight writer does not spell (and for tests to check that writer
 /// against).
 #[doc(hidden)]
@@ -1333,76 +1333,7 @@ pub fn fingerprint_of_value(projection: &Projection) -> String {
         object.remove("fingerprint");
         object.remove("seq");
     }
-    let mut hash = std::io::BufWriter::with_capacity(64 << 10, HashWriter(sha2::Sha256::default()));
-    if write_canonical(&value, &mut hash).is_ok()
-        && let Ok(hash) = hash.into_inner()
-    {
-        return lwir_spec::digest::prefixed(hash.0);
-    }
-    // A number the short writer does not spell as RFC 8785 does (none the projection has):
-    // the canonical form made by reading the JSON back.
     let bytes = serde_json::to_vec(&value).unwrap_or_default();
     let canonical = lwir_spec::canon::canonicalize(&bytes).unwrap_or(bytes);
     lwir_spec::canon::sha256_of(&canonical)
-}
-
-/// Bytes written straight into a SHA-256.
-struct HashWriter(sha2::Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(&mut self.0, bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Writes the RFC 8785 canonical form of `value` (what [`lwir_spec::canon::canonicalize`]
-/// makes of its JSON) without reading it back: members sorted by their keys' UTF-16 code
-/// units, no whitespace, strings escaped as serde_json escapes them (only `"`, `\` and the
-/// controls, as `\b \t \n \f \r` or lowercase `\u00xx`: JCS's escapes). An error for a
-/// number that is not an integer of at most 2^53 in magnitude, which JCS would spell from
-/// its double (the caller then canonicalizes the long way).
-fn write_canonical(
-    value: &serde_json::Value,
-    out: &mut impl std::io::Write,
-) -> std::io::Result<()> {
-    use serde_json::Value;
-    const EXACT: u64 = 1 << 53;
-    match value {
-        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) if u <= EXACT => write!(out, "{u}"),
-            (_, Some(i)) if i.unsigned_abs() <= EXACT => write!(out, "{i}"),
-            _ => Err(std::io::Error::other("a number JCS spells from its double")),
-        },
-        Value::Array(items) => {
-            out.write_all(b"[")?;
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                write_canonical(item, out)?;
-            }
-            out.write_all(b"]")
-        }
-        Value::Object(members) => {
-            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-            sorted.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-            out.write_all(b"{")?;
-            for (i, (key, member)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
-                }
-                serde_json::to_writer(&mut *out, key)?;
-                out.write_all(b":")?;
-                write_canonical(member, out)?;
-            }
-            out.write_all(b"}")
-        }
-        // null, booleans and strings: serde_json's spelling is JCS's.
-        other => serde_json::to_writer(out, other).map_err(std::io::Error::other),
-    }
 }

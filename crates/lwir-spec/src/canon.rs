@@ -81,6 +81,17 @@ pub fn version_of(node: &crate::Node) -> String {
     hex_digest(hasher)
 }
 
+mod serialize;
+
+/// The canonical bytes of `value` written straight from its `Serialize` implementation,
+/// without the members of its top-level object named in `leave_out`; `None` when it holds
+/// what this writer does not spell — a number that is not an integer of at most 2^53 in
+/// magnitude, bytes, a tuple or struct variant — for which the caller goes through
+/// [`canonicalize`] of its JSON text.
+pub fn serialized<T: serde::Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Option<Vec<u8>> {
+    serialize::to_vec(value, leave_out)
+}
+
 /// The RFC 8785 canonical form of the JSON text `bytes`, made in the reader's one pass over
 /// them without building a document; `None` when they are not clean I-JSON (any finding of
 /// [`document::read`], which reports them).

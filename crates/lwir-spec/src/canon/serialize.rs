@@ -1,6 +1,6 @@
-//! RFC 8785 canonical JSON written straight from a `Serialize` value, for the projection's
-//! fingerprint: no `serde_json::Value` of the whole projection is built first (for a goal
-//! of 1 000 items that tree, and its sorting, cost as much as the rest of `goal show`).
+//! RFC 8785 canonical JSON written straight from a `Serialize` value ([`super::serialized`]):
+//! no `serde_json::Value` of it is built first (for a goal's projection of 1 000 items that
+//! tree, and its sorting, cost as much as the rest of `goal show`).
 //!
 //! Each object's members are serialized apart and written in the order of their keys'
 //! UTF-16 code units; arrays, strings and integers are written as they come. A number that
@@ -12,7 +12,7 @@ use serde::ser::{self, Serialize};
 /// The canonical bytes of `value`, without the members of its top-level object named in
 /// `leave_out`; `None` when `value` holds something this writer does not spell (see the
 /// module's doc).
-pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Option<Vec<u8>> {
+pub(super) fn to_vec<T: Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     value
         .serialize(Writer {
@@ -25,7 +25,7 @@ pub(crate) fn to_vec<T: Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Op
 
 /// Why a value has no canonical form here.
 #[derive(Debug)]
-pub(crate) struct Unsupported;
+pub(super) struct Unsupported;
 
 impl std::fmt::Display for Unsupported {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -481,9 +481,9 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
-    /// What RFC 8785 makes of `value`, by the project's canonicalizer of JSON text.
+    /// What RFC 8785 makes of `value`, by the canonicalizer of JSON text.
     fn reference(value: &Value) -> Vec<u8> {
-        lwir_spec::canon::canonicalize(&serde_json::to_vec(value).unwrap()).unwrap()
+        crate::canon::canonicalize(&serde_json::to_vec(value).unwrap()).unwrap()
     }
 
     fn key() -> impl Strategy<Value = String> {
