@@ -873,8 +873,7 @@ mod marked {
     /// `started`: those after it, in the kernel's cyclic order of allocation, up to the last
     /// one allocated — unless the numbers may have come round since (too long ago for the
     /// machine's `pid_max`), or this process's pid namespace is not the one `/proc` shows.
-    /// As (first, last, pid_max), `first` past `last` when the range wraps.
-    fn since(pid: libc::pid_t, started: std::time::Instant) -> Option<(i64, i64, i64)> {
+    fn since(pid: libc::pid_t, started: std::time::Instant) -> Option<Pids> {
         let number =
             |path: &str| -> Option<i64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
         static SAME_NAMESPACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -888,8 +887,53 @@ mod marked {
         if !same || allocations >= u128::try_from(pid_max / 2).ok()? {
             return None;
         }
-        let first = i64::from(pid) + 1;
-        Some((if first >= pid_max { 1 } else { first }, last, pid_max))
+        let pid = i64::from(pid);
+        // Pids run from 1 to pid_max - 1 and then come round.
+        let count = if last >= pid {
+            last - pid
+        } else {
+            (pid_max - 1 - pid) + last
+        };
+        Some(Pids {
+            after: pid,
+            count,
+            pid_max,
+        })
+    }
+
+    /// The `count` pids allocated after `after`, in the kernel's order of allocation: up to
+    /// `pid_max - 1`, then from 1 again (`count` 0: no process was started since).
+    #[derive(Clone, Copy)]
+    struct Pids {
+        after: i64,
+        count: i64,
+        pid_max: i64,
+    }
+
+    impl Pids {
+        /// How far after `after` `pid` comes (1 for the next one).
+        fn distance(self, pid: i64) -> i64 {
+            if pid > self.after {
+                pid - self.after
+            } else {
+                (self.pid_max - 1 - self.after) + pid
+            }
+        }
+
+        fn contains(self, pid: i64) -> bool {
+            (1..=self.count).contains(&self.distance(pid))
+        }
+
+        fn iter(self) -> impl Iterator<Item = i64> {
+            (1..=self.count).map(move |step| {
+                let pid = self.after + step;
+                if pid >= self.pid_max {
+                    pid - (self.pid_max - 1)
+                } else {
+                    pid
+                }
+            })
+        }
     }
 
     /// SIGKILLs every process of our effective uid, `among` those that can carry it, whose
@@ -900,11 +944,6 @@ mod marked {
         let range = match among {
             Among::All => None,
             Among::After { pid, started } => since(pid, started),
-        };
-        let in_range = |pid: i64| match range {
-            None => true,
-            Some((first, last, _)) if first <= last => (first..=last).contains(&pid),
-            Some((first, last, _)) => pid >= first || pid <= last,
         };
         let mut scan = Scan {
             mark,
@@ -917,19 +956,8 @@ mod marked {
         match range {
             // A short range is probed pid by pid (a missing one costs a failed open); else
             // the processes `/proc` lists.
-            Some((first, last, pid_max))
-                if (if first <= last {
-                    last - first
-                } else {
-                    pid_max - first + last
-                }) < PROBED =>
-            {
-                let pids: Box<dyn Iterator<Item = i64>> = if first <= last {
-                    Box::new(first..=last)
-                } else {
-                    Box::new((first..pid_max).chain(1..=last))
-                };
-                for pid in pids {
+            Some(pids) if pids.count <= PROBED => {
+                for pid in pids.iter() {
                     if let Ok(pid) = libc::pid_t::try_from(pid) {
                         scan.look(pid, std::path::Path::new(&format!("/proc/{pid}")));
                     }
@@ -947,7 +975,7 @@ mod marked {
                     else {
                         continue;
                     };
-                    if in_range(i64::from(pid)) {
+                    if range.is_none_or(|pids| pids.contains(i64::from(pid))) {
                         scan.look(pid, &entry.path());
                     }
                 }
@@ -1050,6 +1078,28 @@ mod marked {
         };
         // SAFETY: `fd` is a descriptor just returned to us, owned by nobody else.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::Pids;
+
+        #[test]
+        fn pids_come_round_after_pid_max_minus_one() {
+            let pids = |after, count| Pids {
+                after,
+                count,
+                pid_max: 100,
+            };
+            assert_eq!(pids(10, 3).iter().collect::<Vec<_>>(), [11, 12, 13]);
+            assert_eq!(pids(98, 4).iter().collect::<Vec<_>>(), [99, 1, 2, 3]);
+            assert_eq!(pids(99, 2).iter().collect::<Vec<_>>(), [1, 2]);
+            assert_eq!(pids(10, 0).iter().count(), 0);
+            let wrapped = pids(98, 4);
+            assert!(wrapped.contains(99) && wrapped.contains(1) && wrapped.contains(3));
+            assert!(!wrapped.contains(98) && !wrapped.contains(4) && !wrapped.contains(50));
+            assert!(!pids(10, 0).contains(10) && !pids(10, 0).contains(11));
+        }
     }
 }
 
