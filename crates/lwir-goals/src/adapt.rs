@@ -20,7 +20,7 @@ use crate::events::{self, GoalEvent, PlanEvent};
 use crate::file::{Adaptation, ItemSpec};
 use crate::goal::{GoalError, Goals, Loaded};
 use crate::projection::{Status, WorkStatus};
-use crate::replan::{attention, findings_json, goal_summary, refused};
+use crate::replan::{attention, findings_json, goal_summary, proposed_root, refused};
 
 /// Appends one event to the plan's log and the goal's.
 type Append<'a> =
@@ -253,12 +253,7 @@ impl Goals<'_> {
                 else {
                     return refuse(shape, (doc.source(), Some(&doc)), &mut log, &mut append);
                 };
-                let root = doc
-                    .root()
-                    .get("root")
-                    .and_then(Node::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+                let root = proposed_root(&doc);
                 let (kept, mut findings) = self.kept_items(&loaded, &doc, &items);
                 let new_items: Vec<ItemSpec> = items
                     .iter()

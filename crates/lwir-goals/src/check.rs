@@ -595,65 +595,18 @@ fn each_string(node: &Node, f: &mut dyn FnMut(&str)) {
     }
 }
 
-/// Calls `f` with `k` for each `work.k` / `work["k"]` in `e` (the parser bounds the depth).
 /// Calls `f` with each key of `work` that `e` reads by name, and with `None` for a use of
-/// `work` that names no key.
+/// `work` that names no key (the parser bounds the depth).
 fn expr_reads(e: &Expr, f: &mut dyn FnMut(Option<&str>)) {
+    let is_work = |t: &Expr| matches!(&t.kind, ExprKind::Ident { name } if name == "work");
     match &e.kind {
-        ExprKind::Member { target, field, .. } => {
-            if matches!(&target.kind, ExprKind::Ident { name } if name == "work") {
-                f(Some(field));
-            } else {
-                expr_reads(target, f);
-            }
-        }
-        ExprKind::Index { target, index } => {
-            if matches!(&target.kind, ExprKind::Ident { name } if name == "work")
-                && let ExprKind::String { value } = &index.kind
-            {
-                f(Some(value));
-            } else {
-                expr_reads(target, f);
-            }
-            expr_reads(index, f);
-        }
-        ExprKind::List { items } => items.iter().for_each(|i| expr_reads(i, f)),
-        ExprKind::Map { entries } => {
-            for (k, v) in entries {
-                expr_reads(k, f);
-                expr_reads(v, f);
-            }
-        }
-        ExprKind::Call { target, args, .. } => {
-            if let Some(t) = target {
-                expr_reads(t, f);
-            }
-            args.iter().for_each(|a| expr_reads(a, f));
-        }
-        ExprKind::Unary { operand, .. } => expr_reads(operand, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_reads(lhs, f);
-            expr_reads(rhs, f);
-        }
-        ExprKind::Conditional {
-            condition,
-            then,
-            otherwise,
-        } => {
-            expr_reads(condition, f);
-            expr_reads(then, f);
-            expr_reads(otherwise, f);
-        }
-        ExprKind::Null
-        | ExprKind::Bool { .. }
-        | ExprKind::Int { .. }
-        | ExprKind::Double { .. }
-        | ExprKind::String { .. } => {}
-        ExprKind::Ident { name } => {
-            if name == "work" {
-                f(None);
-            }
-        }
+        ExprKind::Member { target, field, .. } if is_work(target) => f(Some(field)),
+        ExprKind::Index { target, index } => match (&index.kind, is_work(target)) {
+            (ExprKind::String { value }, true) => f(Some(value)),
+            _ => e.children(&mut |c| expr_reads(c, f)),
+        },
+        ExprKind::Ident { name } if name == "work" => f(None),
+        _ => e.children(&mut |c| expr_reads(c, f)),
     }
 }
 
@@ -701,4 +654,35 @@ fn member_flows(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expr_reads;
+    use lwir_spec::expr::parse_expression;
+
+    /// The keys of `work` read by `text`, `None` for a use that names none, in order.
+    fn reads(text: &str) -> Vec<Option<String>> {
+        let e = parse_expression(text).unwrap();
+        let mut out = Vec::new();
+        expr_reads(&e, &mut |k| out.push(k.map(str::to_owned)));
+        out
+    }
+
+    #[test]
+    fn reads_of_work_by_name_and_otherwise() {
+        let some = |k: &str| Some(k.to_owned());
+        assert_eq!(reads("work.a"), [some("a")]);
+        assert_eq!(reads(r#"work["b"].c"#), [some("b")]);
+        assert_eq!(reads("work[input.k]"), [None]);
+        assert_eq!(
+            reads("size(work) > 0 ? work.a : input.work"),
+            [None, some("a")]
+        );
+        assert_eq!(
+            reads("[work.a, {work.b: work.c}].map(x, x + work.d)"),
+            [some("a"), some("b"), some("c"), some("d")]
+        );
+        assert_eq!(reads("steps.work.output.work"), []);
+    }
 }

@@ -424,12 +424,7 @@ impl Goals<'_> {
                     Some(Ok(items)) => items,
                     _ => return refused(Box::new(doc), shape),
                 };
-                let root = doc
-                    .root()
-                    .get("root")
-                    .and_then(Node::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+                let root = proposed_root(&doc);
                 let (findings, plan) = self.check_plan(loaded, &doc, &items, &root, false);
                 match plan {
                     Some(_) => Answer::Proposal((items, root)),
@@ -881,6 +876,15 @@ fn read_verdict(answer: &[u8]) -> Result<(&'static str, Option<String>), String>
         },
         _ => Err("its answer's `kind` is not \"passed\", \"rejected\" or \"attention\"".into()),
     }
+}
+
+/// The `root` a proposal names, empty when it names none.
+pub(crate) fn proposed_root(doc: &SpannedDocument) -> String {
+    doc.root()
+        .get("root")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 pub(crate) fn goal_summary(loaded: &Loaded) -> serde_json::Value {

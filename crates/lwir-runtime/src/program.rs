@@ -372,48 +372,11 @@ fn tree(node: &Node, at: &str, reads: &mut BTreeSet<String>) -> Result<VTree, Co
 /// The ids of `steps.<id>` read anywhere in `expr`.
 fn step_reads(expr: &Expr, reads: &mut BTreeSet<String>) {
     match &expr.kind {
-        ExprKind::Member { target, field, .. } => {
-            if matches!(&target.kind, ExprKind::Ident { name } if name == "steps") {
-                reads.insert(field.clone());
-            } else {
-                step_reads(target, reads);
-            }
+        ExprKind::Member { target, field, .. } if matches!(&target.kind, ExprKind::Ident { name } if name == "steps") =>
+        {
+            reads.insert(field.clone());
         }
-        ExprKind::List { items } => items.iter().for_each(|e| step_reads(e, reads)),
-        ExprKind::Map { entries } => entries.iter().for_each(|(k, v)| {
-            step_reads(k, reads);
-            step_reads(v, reads);
-        }),
-        ExprKind::Index { target, index } => {
-            step_reads(target, reads);
-            step_reads(index, reads);
-        }
-        ExprKind::Call { target, args, .. } => {
-            if let Some(t) = target {
-                step_reads(t, reads);
-            }
-            args.iter().for_each(|e| step_reads(e, reads));
-        }
-        ExprKind::Unary { operand, .. } => step_reads(operand, reads),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            step_reads(lhs, reads);
-            step_reads(rhs, reads);
-        }
-        ExprKind::Conditional {
-            condition,
-            then,
-            otherwise,
-        } => {
-            step_reads(condition, reads);
-            step_reads(then, reads);
-            step_reads(otherwise, reads);
-        }
-        ExprKind::Null
-        | ExprKind::Bool { .. }
-        | ExprKind::Int { .. }
-        | ExprKind::Double { .. }
-        | ExprKind::String { .. }
-        | ExprKind::Ident { .. } => {}
+        _ => expr.children(&mut |e| step_reads(e, reads)),
     }
 }
 
@@ -521,5 +484,24 @@ fn apply(steps: &mut [Step], deps: Vec<BTreeSet<usize>>) {
         for j in steps[i].deps.clone() {
             steps[j].dependents.push(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_reads_are_the_ids_under_steps_anywhere() {
+        let e = lwir_spec::expr::parse_expression(
+            "steps.a.output.x + size([steps.b, {input.k: steps.c.output}].filter(s, s == steps.d)) > 0 ? steps.e : input.steps",
+        )
+        .unwrap();
+        let mut reads = BTreeSet::new();
+        step_reads(&e, &mut reads);
+        assert_eq!(
+            reads.into_iter().collect::<Vec<_>>(),
+            ["a", "b", "c", "d", "e"]
+        );
     }
 }

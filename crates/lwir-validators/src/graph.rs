@@ -160,59 +160,50 @@ fn bounds(step: &Step<'_>, limits: Option<Limits>, out: &mut Vec<Finding>) {
             }
         }
         Some(StepKind::Map) => {
-            let (Some(limits), Some(node)) = (limits, step.field("max_parallel")) else {
-                return;
-            };
-            if let Some(n) = node.as_i64()
-                && n > 0
-                && n as u64 > limits.max_parallel
+            if let Some(limits) = limits
+                && let Some(finding) = over_limit(
+                    step,
+                    "max_parallel",
+                    limits.max_parallel,
+                    Code::ParallelismOverLimit,
+                )
             {
-                let at = step.pointer_to("max_parallel");
-                out.push(
-                    Finding::new(
-                        Code::ParallelismOverLimit,
-                        at.clone(),
-                        node.span,
-                        format!(
-                            "`max_parallel` is {n}; the definition allows at most {}",
-                            limits.max_parallel
-                        ),
-                    )
-                    .with_fix(Fix::replace(
-                        Applicability::MachineApplicable,
-                        at,
-                        limits.max_parallel,
-                    )),
-                );
+                out.push(finding);
             }
         }
         Some(StepKind::Loop) => {
-            let (Some(limits), Some(node)) = (limits, step.field("max_iterations")) else {
-                return;
-            };
-            if let Some(n) = node.as_i64()
-                && n > 0
-                && n as u64 > limits.max_loop_iterations
+            if let Some(limits) = limits
+                && let Some(finding) = over_limit(
+                    step,
+                    "max_iterations",
+                    limits.max_loop_iterations,
+                    Code::LoopIterationsOverLimit,
+                )
             {
-                let at = step.pointer_to("max_iterations");
-                out.push(
-                    Finding::new(
-                        Code::LoopIterationsOverLimit,
-                        at.clone(),
-                        node.span,
-                        format!(
-                            "`max_iterations` is {n}; the definition allows at most {}",
-                            limits.max_loop_iterations
-                        ),
-                    )
-                    .with_help("the loop may then stop before `until` holds; check that the bound still suffices")
-                    // The limit is the only valid bound nearest the author's: certain.
-                    .with_fix(Fix::replace(Applicability::MachineApplicable, at, limits.max_loop_iterations)),
-                );
+                out.push(finding.with_help(
+                    "the loop may then stop before `until` holds; check that the bound still suffices",
+                ));
             }
         }
         _ => {}
     }
+}
+
+/// `code` when the step's `field` (a positive integer) is above the definition's `limit`,
+/// with the fix to the limit: the only valid bound nearest the author's, so certain.
+fn over_limit(step: &Step<'_>, field: &str, limit: u64, code: Code) -> Option<Finding> {
+    let node = step.field(field)?;
+    let n = node.as_i64().filter(|&n| n > 0 && n as u64 > limit)?;
+    let at = step.pointer_to(field);
+    Some(
+        Finding::new(
+            code,
+            at.clone(),
+            node.span,
+            format!("`{field}` is {n}; the definition allows at most {limit}"),
+        )
+        .with_fix(Fix::replace(Applicability::MachineApplicable, at, limit)),
+    )
 }
 
 fn dangling_after(

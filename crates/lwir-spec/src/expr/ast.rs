@@ -184,40 +184,51 @@ impl Expr {
     /// Visits this expression and every sub-expression, parents first.
     pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a Expr)) {
         visit(self);
+        self.children(&mut |e| e.walk(visit));
+    }
+
+    /// Visits the direct sub-expressions, in source order: a walk's one step, for walkers
+    /// that treat some shapes themselves and leave the rest to it.
+    pub fn children<'a>(&'a self, visit: &mut impl FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::List { items } => items.iter().for_each(|e| e.walk(visit)),
+            ExprKind::List { items } => items.iter().for_each(visit),
             ExprKind::Map { entries } => {
                 for (k, v) in entries {
-                    k.walk(visit);
-                    v.walk(visit);
+                    visit(k);
+                    visit(v);
                 }
             }
-            ExprKind::Member { target, .. } => target.walk(visit),
+            ExprKind::Member { target, .. } => visit(target),
             ExprKind::Index { target, index } => {
-                target.walk(visit);
-                index.walk(visit);
+                visit(target);
+                visit(index);
             }
             ExprKind::Call { target, args, .. } => {
                 if let Some(t) = target {
-                    t.walk(visit);
+                    visit(t);
                 }
-                args.iter().for_each(|e| e.walk(visit));
+                args.iter().for_each(visit);
             }
-            ExprKind::Unary { operand, .. } => operand.walk(visit),
+            ExprKind::Unary { operand, .. } => visit(operand),
             ExprKind::Binary { lhs, rhs, .. } => {
-                lhs.walk(visit);
-                rhs.walk(visit);
+                visit(lhs);
+                visit(rhs);
             }
             ExprKind::Conditional {
                 condition,
                 then,
                 otherwise,
             } => {
-                condition.walk(visit);
-                then.walk(visit);
-                otherwise.walk(visit);
+                visit(condition);
+                visit(then);
+                visit(otherwise);
             }
-            _ => {}
+            ExprKind::Null
+            | ExprKind::Bool { .. }
+            | ExprKind::Int { .. }
+            | ExprKind::Double { .. }
+            | ExprKind::String { .. }
+            | ExprKind::Ident { .. } => {}
         }
     }
 }

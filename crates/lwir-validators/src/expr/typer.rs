@@ -374,14 +374,13 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 one_of(known.iter().map(String::as_str))
             ),
         };
-        let fix = suggestion.and_then(|(c, a)| self.name_fix(span, c, a));
-        let finding = self.report(
+        self.unknown(
             Code::UnknownIdentifier,
             span,
             format!("unknown name `{name}`"),
+            help,
+            suggestion,
         );
-        finding.help = Some(help);
-        finding.fix = fix;
         Ty::Any
     }
 
@@ -582,6 +581,22 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
     }
 
     /// The fix renaming the name at `span` (relative to the site's string) to `with`.
+    /// Reports a name nobody defines, with `help`, and the fix to `to` (a suggestion that
+    /// may stand here) when there is one.
+    fn unknown(
+        &mut self,
+        code: Code,
+        span: Span,
+        message: String,
+        help: String,
+        to: Option<(&str, Applicability)>,
+    ) {
+        let fix = to.and_then(|(c, a)| self.name_fix(span, c, a));
+        let finding = self.report(code, span, message);
+        finding.help = Some(help);
+        finding.fix = fix;
+    }
+
     pub(super) fn name_fix(
         &self,
         span: Span,
@@ -714,14 +729,13 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     None if visible.is_empty() => "no step is visible here".to_owned(),
                     None => format!("visible steps: {}", one_of(visible.iter().copied())),
                 };
-                let fix = in_scope.and_then(|(c, a)| self.name_fix(span, c, a));
-                let finding = self.report(
+                self.unknown(
                     Code::UnknownStepReference,
                     span,
                     format!("no step has id `{id}`"),
+                    help,
+                    in_scope,
                 );
-                finding.help = Some(help);
-                finding.fix = fix;
             }
         }
         found
