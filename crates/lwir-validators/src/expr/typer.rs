@@ -400,16 +400,9 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         // read from the type where it is kept, not from a copy of the whole of it (what
         // `self.expr(target)` gives; the same findings, the same result).
         if !self.checker.want_plan
-            && let ExprKind::Member {
-                target: inner,
-                field: inner_field,
-                field_span: inner_span,
-            } = &target.kind
-            && let Some((id, id_span)) = self.step_path(inner)
+            && let Some(ty) = self.output_field(expr, target, field, field_span)
         {
-            let output = self.step_output(target, inner, id, id_span, inner_field, *inner_span);
-            let ty = self.property(output.unwrap_or(&Ty::Any), field, field_span, expr);
-            return (ty, 2);
+            return (ty.into_owned(), 2);
         }
         if !self.checker.want_plan
             && let ExprKind::Ident { name } = &target.kind
@@ -446,6 +439,29 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
         )
     }
 
+    /// `expr` = `target.field` where `target` is `steps.<id>.output`: the field's type,
+    /// borrowed where the scope keeps it; `None` when `target` is another shape.
+    fn output_field(
+        &mut self,
+        expr: &Expr,
+        target: &Expr,
+        field: &str,
+        field_span: Span,
+    ) -> Option<Cow<'s, Ty>> {
+        static ANY: Ty = Ty::Any;
+        let ExprKind::Member {
+            target: inner,
+            field: inner_field,
+            field_span: inner_span,
+        } = &target.kind
+        else {
+            return None;
+        };
+        let (id, id_span) = self.step_path(inner)?;
+        let output = self.step_output(target, inner, id, id_span, inner_field, *inner_span);
+        Some(self.property_cow(output.unwrap_or(&ANY), field, field_span, expr))
+    }
+
     /// Reads property `name` of a value of type `ty`.
     pub(super) fn property(&mut self, ty: &Ty, name: &str, name_span: Span, whole: &Expr) -> Ty {
         self.property_cow(ty, name, name_span, whole).into_owned()
@@ -469,15 +485,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 let output = self.step_output(expr, target, id, id_span, field, *field_span);
                 return (Cow::Borrowed(output.unwrap_or(&ANY)), 1);
             }
-            if let ExprKind::Member {
-                target: inner,
-                field: inner_field,
-                field_span: inner_span,
-            } = &target.kind
-                && let Some((id, id_span)) = self.step_path(inner)
-            {
-                let output = self.step_output(target, inner, id, id_span, inner_field, *inner_span);
-                let ty = self.property_cow(output.unwrap_or(&ANY), field, *field_span, expr);
+            if let Some(ty) = self.output_field(expr, target, field, *field_span) {
                 return (ty, 2);
             }
         }
