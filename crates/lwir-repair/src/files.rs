@@ -23,6 +23,27 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
+/// Writes `bytes` to `path` as [`write_atomically`] does, the whole file or none of it, but
+/// without waiting for the disk: for a cache that its reader checks (and rebuilds from the
+/// truth when a crash left it short, empty or missing), where the two syncs would cost more
+/// than the rest of the command.
+pub fn write_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, name) = parts(path)?;
+    let tmp = dir.join(format!(".{}.{}.tmp", name, std::process::id()));
+    let write = || -> io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        drop(file);
+        std::fs::rename(&tmp, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
 /// Writes `bytes` to `path` once: read-only, atomically (a temporary file named
 /// `temporary_prefix…` beside it, fsynced, then hard-linked to `path`), and never over an
 /// existing file. `Ok(true)` when it was written, `Ok(false)` when `path` already existed.

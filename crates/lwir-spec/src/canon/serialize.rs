@@ -2,10 +2,14 @@
 //! no `serde_json::Value` of it is built first (for a goal's projection of 1 000 items that
 //! tree, and its sorting, cost as much as the rest of `goal show`).
 //!
-//! Each object's members are serialized apart and written in the order of their keys'
-//! UTF-16 code units; arrays, strings and integers are written as they come. A number that
+//! Each object's members are written as they come and, when their keys did not come in the
+//! order of their UTF-16 code units, put in that order as the object ends; arrays, strings
+//! and integers are written as they come. A number that
 //! is not an integer of at most 2^53 in magnitude (RFC 8785 spells it from its double, which
 //! this writer does not do), bytes, and tuple and struct variants are refused: the caller then takes the long way.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use serde::ser::{self, Serialize};
 
@@ -48,6 +52,14 @@ struct Writer<'a, 'k> {
 }
 
 fn string(out: &mut Vec<u8>, s: &str) {
+    // Most strings have nothing to escape: written as they are.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // serde_json escapes as RFC 8785 does: `\"`, `\\`, `\b\f\n\r\t`, other controls as
     // `\u00xx` in lower case, everything else as itself.
     let _ = serde_json::to_writer(&mut *out, s);
@@ -86,50 +98,86 @@ impl Array<'_> {
     }
 }
 
-/// An object being written: its members, each as (key, canonical bytes of the value).
+/// An object being written. Its members go straight into `out`, each at its place when the
+/// keys come in order; the members of an object whose keys did not are put in order once
+/// it ends (one move of its bytes, not a buffer per member).
 struct Object<'a, 'k> {
     out: &'a mut Vec<u8>,
     leave_out: &'k [&'k str],
-    members: Vec<(String, Vec<u8>)>,
-    key: Option<String>,
+    /// Where the first member starts in `out` (just after the `{`).
+    start: usize,
+    /// Each member's key and where it starts in `out` (its key's opening quote).
+    members: Vec<(Cow<'static, str>, usize)>,
+    /// Whether the keys so far came in order.
+    sorted: bool,
+    /// Whether every key so far compares as bytes do ([`key_order`]).
+    narrow: bool,
+    key: Option<Cow<'static, str>>,
+}
+
+/// The order of RFC 8785: keys as sequences of UTF-16 code units. UTF-8 bytes sort as code
+/// points do, and code points as UTF-16 units do but for U+E000..=U+FFFF against U+10000
+/// and above: keys without those (`narrow`: no byte from 0xEE up) compare as bytes, cheaper.
+fn key_order(a: &str, b: &str, narrow: bool) -> Ordering {
+    if narrow {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+fn is_narrow(key: &str) -> bool {
+    key.bytes().all(|b| b < 0xEE)
 }
 
 impl Object<'_, '_> {
-    fn member<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Unsupported> {
-        if self.leave_out.contains(&key.as_str()) {
+    fn member<T: Serialize + ?Sized>(
+        &mut self,
+        key: Cow<'static, str>,
+        value: &T,
+    ) -> Result<(), Unsupported> {
+        if self.leave_out.contains(&key.as_ref()) {
             return Ok(());
         }
-        let mut bytes = Vec::new();
+        self.narrow = self.narrow && is_narrow(&key);
+        if let Some((last, _)) = self.members.last() {
+            self.out.push(b',');
+            if self.sorted && key_order(last, &key, self.narrow) == Ordering::Greater {
+                self.sorted = false;
+            }
+        }
+        let at = self.out.len();
+        string(self.out, &key);
+        self.out.push(b':');
         value.serialize(Writer {
-            out: &mut bytes,
+            out: &mut *self.out,
             leave_out: &[],
         })?;
-        self.members.push((key, bytes));
+        self.members.push((key, at));
         Ok(())
     }
 
-    fn end(mut self) {
-        // Keys in the order of their UTF-16 code units. UTF-8 bytes sort as code points do,
-        // and code points as UTF-16 units do but for U+E000..=U+FFFF against U+10000 and
-        // above: keys without those (no byte from 0xEE up) sort as bytes, cheaper.
-        if self
-            .members
-            .iter()
-            .all(|(key, _)| key.bytes().all(|b| b < 0xEE))
-        {
-            self.members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        } else {
-            self.members
-                .sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-        }
-        self.out.push(b'{');
-        for (i, (key, bytes)) in self.members.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
+    fn end(self) {
+        if !self.sorted {
+            // Each member's bytes, `key:value` without the comma after it, in key order.
+            let written = self.out.split_off(self.start);
+            let ends: Vec<usize> = self
+                .members
+                .iter()
+                .skip(1)
+                .map(|&(_, at)| at - self.start - 1)
+                .chain(std::iter::once(written.len()))
+                .collect();
+            let mut order: Vec<usize> = (0..self.members.len()).collect();
+            let narrow = self.narrow;
+            order.sort_by(|&a, &b| key_order(&self.members[a].0, &self.members[b].0, narrow));
+            for (n, &i) in order.iter().enumerate() {
+                if n > 0 {
+                    self.out.push(b',');
+                }
+                let from = self.members[i].1 - self.start;
+                self.out.extend_from_slice(&written[from..ends[i]]);
             }
-            string(self.out, key);
-            self.out.push(b':');
-            self.out.extend_from_slice(bytes);
         }
         self.out.push(b'}');
     }
@@ -370,7 +418,7 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
     ) -> Result<(), Unsupported> {
         // `{"variant": value}`, as serde_json writes an externally tagged variant.
         let mut object = self.serialize_map(Some(1))?;
-        object.member(variant.to_owned(), value)?;
+        object.member(Cow::Borrowed(variant), value)?;
         object.end();
         Ok(())
     }
@@ -397,10 +445,14 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
         Err(Unsupported)
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Object<'a, 'k>, Unsupported> {
+        self.out.push(b'{');
         Ok(Object {
+            start: self.out.len(),
             out: self.out,
             leave_out: self.leave_out,
             members: Vec::with_capacity(len.unwrap_or(0)),
+            sorted: true,
+            narrow: true,
             key: None,
         })
     }
@@ -446,7 +498,7 @@ impl ser::SerializeMap for Object<'_, '_> {
     type Ok = ();
     type Error = Unsupported;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Unsupported> {
-        self.key = Some(key.serialize(Key)?);
+        self.key = Some(Cow::Owned(key.serialize(Key)?));
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
@@ -467,7 +519,7 @@ impl ser::SerializeStruct for Object<'_, '_> {
         key: &'static str,
         value: &T,
     ) -> Result<(), Unsupported> {
-        self.member(key.to_owned(), value)
+        self.member(Cow::Borrowed(key), value)
     }
     fn end(self) -> Result<(), Unsupported> {
         Object::end(self);
@@ -521,10 +573,61 @@ mod tests {
         })
     }
 
+    /// JSON whose objects hold their members in any order (a `Value`'s come sorted).
+    #[derive(Debug, Clone)]
+    enum Shuffled {
+        Leaf(Value),
+        Array(Vec<Shuffled>),
+        Object(Vec<(String, Shuffled)>),
+    }
+
+    impl serde::Serialize for Shuffled {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{SerializeMap, SerializeSeq};
+            match self {
+                Shuffled::Leaf(v) => v.serialize(s),
+                Shuffled::Array(items) => {
+                    let mut seq = s.serialize_seq(Some(items.len()))?;
+                    for item in items {
+                        seq.serialize_element(item)?;
+                    }
+                    seq.end()
+                }
+                Shuffled::Object(members) => {
+                    let mut map = s.serialize_map(Some(members.len()))?;
+                    for (k, v) in members {
+                        map.serialize_entry(k, v)?;
+                    }
+                    map.end()
+                }
+            }
+        }
+    }
+
+    fn shuffled() -> impl Strategy<Value = Shuffled> {
+        value()
+            .prop_map(Shuffled::Leaf)
+            .prop_recursive(3, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Shuffled::Array),
+                    prop::collection::btree_map(key(), inner, 0..6)
+                        .prop_flat_map(|m| Just(m.into_iter().collect::<Vec<_>>()).prop_shuffle())
+                        .prop_map(Shuffled::Object),
+                ]
+            })
+    }
+
     proptest! {
         #[test]
         fn it_writes_what_the_canonicalizer_of_text_writes(value in value()) {
             prop_assert_eq!(to_vec(&value, &[]).unwrap(), reference(&value));
+        }
+
+        #[test]
+        fn it_puts_members_written_in_any_order_in_order(value in shuffled()) {
+            let text = serde_json::to_vec(&value).unwrap();
+            let expected = crate::canon::canonicalize(&text).unwrap();
+            prop_assert_eq!(to_vec(&value, &[]).unwrap(), expected);
         }
 
         #[test]
