@@ -16,6 +16,8 @@
 #   RUNS=5 STEPS="1000 10000" SHAPES=real benches/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# bash's clock ($EPOCHREALTIME) for times, with the C locale's decimal point.
+LC_NUMERIC=C
 
 runs=${RUNS:-3}
 steps_list=${STEPS:-"1000 10000 100000"}
@@ -42,9 +44,9 @@ fi
 # seconds CMD...: the wall time of one run of CMD, in seconds.
 seconds() {
     local start end
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     "$@" > /dev/null 2>&1 || true
-    end=$(date +%s.%N)
+    end=$EPOCHREALTIME
     echo "$end - $start" | bc -l
 }
 

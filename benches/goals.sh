@@ -76,9 +76,9 @@ export ROOT="$root"
 # ANY_EXIT=1 end with any status); its standard output is kept in $work/last.out.
 seconds() {
     local start end
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     "$@" > "$work/last.out" 2> "$work/last.err" || [ "${ANY_EXIT:-0}" = 1 ] || { cat "$work/last.err" >&2; exit 1; }
-    end=$(date +%s.%N)
+    end=$EPOCHREALTIME
     echo "$end - $start" | bc -l
 }
 ms() { printf '%.1f ms' "$(echo "$1 * 1000" | bc -l)"; }
@@ -104,14 +104,14 @@ goal_file fresh 1000 5
 goal_file aged 1000 5
 fresh=$("$lwirc" goal create fresh.json)
 aged=$("$lwirc" goal create aged.json)
-start=$(date +%s.%N)
+start=$EPOCHREALTIME
 FAIL_UNTIL=5 "$lwirc" goal run "$aged" --runner "$runner" --quiet > /dev/null 2>&1 &
 driving=$!
 serving+=("$driving")
 until [ -f gate.pid ]; do
     sleep 0.05
 done
-end=$(date +%s.%N)
+end=$EPOCHREALTIME
 kill -KILL "$driving"
 wait "$driving" 2> /dev/null || true
 kill "$(cat gate.pid)" 2> /dev/null || true
@@ -173,7 +173,7 @@ serve_bench() {
         "$lwirc" goal create "$name-$g.json" > /dev/null
     done
     local start end
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     serving=()
     for _ in $(seq "$procs"); do
         "$lwirc" goal serve --runner "$runner" --interval 0.05 --quiet > /dev/null 2>&1 &
@@ -184,7 +184,7 @@ serve_bench() {
     until [ "$(succeeded "$store" "$name-")" = 100 ]; do
         sleep 0.1
     done
-    end=$(date +%s.%N)
+    end=$EPOCHREALTIME
     for pid in "${serving[@]}"; do kill "$pid" 2> /dev/null || true; done
     for pid in "${serving[@]}"; do wait "$pid" 2> /dev/null || true; done
     serving=()

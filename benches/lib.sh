@@ -11,3 +11,8 @@ build_lwirc() {
     fi
     lwirc=$(realpath "$lwirc")
 }
+
+# Times are read from bash's clock, $EPOCHREALTIME (no `date` process inside what is timed,
+# which costs a millisecond or two: as much as a short command), with the C locale's
+# decimal point.
+LC_NUMERIC=C

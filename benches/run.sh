@@ -54,9 +54,9 @@ version=$("$lwirc" register draft.json -d workflow.json --registry registry 2> /
 # seconds CMD...: the wall time of one run of CMD, in seconds (it must succeed).
 seconds() {
     local start end
-    start=$(date +%s.%N)
+    start=$EPOCHREALTIME
     "$@" > /dev/null 2> "$work/last.err" || { cat "$work/last.err" >&2; exit 1; }
-    end=$(date +%s.%N)
+    end=$EPOCHREALTIME
     echo "$end - $start" | bc -l
 }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
