@@ -1317,7 +1317,13 @@ fn describe_stuck(fold: &Fold, statuses: &Statuses, root: usize) -> String {
 /// `sha256:` of the canonical JSON of the projection without its fingerprint (and the seq,
 /// which every event changes: the fingerprint changes only with what a scheduler acts on).
 fn fingerprint(projection: &Projection) -> String {
-    match lwir_spec::canon::serialized(projection, &["fingerprint", "seq"]) {
+    // While one generation governs, `governed_work` is `work`: its bytes are written once.
+    let same: &[(&str, &str)] = if projection.governed_work == projection.work {
+        &[("governed_work", "work")]
+    } else {
+        &[]
+    };
+    match lwir_spec::canon::serialized_as(projection, &["fingerprint", "seq"], same) {
         Some(canonical) => lwir_spec::canon::sha256_of(&canonical),
         None => fingerprint_of_value(projection),
     }

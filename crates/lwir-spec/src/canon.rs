@@ -92,6 +92,19 @@ pub fn serialized<T: serde::Serialize + ?Sized>(value: &T, leave_out: &[&str]) -
     serialize::to_vec(value, leave_out)
 }
 
+/// [`serialized`], with each member `to` of the top-level object named in `same_as`
+/// (`(to, from)`) written with the bytes of member `from` instead of being serialized again:
+/// for a value that holds the same large member twice. The caller vouches that the two are
+/// equal (what is written is what [`serialized`] writes only then); `None` also when there
+/// is no member `from`.
+pub fn serialized_as<T: serde::Serialize + ?Sized>(
+    value: &T,
+    leave_out: &[&str],
+    same_as: &[(&str, &str)],
+) -> Option<Vec<u8>> {
+    serialize::to_vec_as(value, leave_out, same_as)
+}
+
 /// The RFC 8785 canonical form of the JSON text `bytes`, made in the reader's one pass over
 /// them without building a document; `None` when they are not clean I-JSON (any finding of
 /// [`document::read`], which reports them).

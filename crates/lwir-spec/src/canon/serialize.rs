@@ -17,14 +17,33 @@ use serde::ser::{self, Serialize};
 /// `leave_out`; `None` when `value` holds something this writer does not spell (see the
 /// module's doc).
 pub(super) fn to_vec<T: Serialize + ?Sized>(value: &T, leave_out: &[&str]) -> Option<Vec<u8>> {
+    to_vec_as(value, leave_out, &[])
+}
+
+/// [`to_vec`], with each member `to` of the top-level object named in `same_as` (`(to,
+/// from)`) not serialized but written with the bytes of member `from`, which the caller
+/// knows to be equal to it; `None` also when there is no member `from`.
+pub(super) fn to_vec_as<T: Serialize + ?Sized>(
+    value: &T,
+    leave_out: &[&str],
+    same_as: &[(&str, &str)],
+) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     value
         .serialize(Writer {
             out: &mut out,
-            leave_out,
+            top: Top { leave_out, same_as },
         })
         .ok()?;
     Some(out)
+}
+
+/// What applies to the top-level object only: the members left out, and those written as
+/// copies of another ([`to_vec_as`]). Empty for every value below it.
+#[derive(Clone, Copy, Default)]
+struct Top<'k> {
+    leave_out: &'k [&'k str],
+    same_as: &'k [(&'k str, &'k str)],
 }
 
 /// Why a value has no canonical form here.
@@ -45,10 +64,10 @@ impl ser::Error for Unsupported {
     }
 }
 
-/// Writes one value into `out`; `leave_out` applies to the object it is, if it is one.
+/// Writes one value into `out`; `top` applies to the object it is, if it is one.
 struct Writer<'a, 'k> {
     out: &'a mut Vec<u8>,
-    leave_out: &'k [&'k str],
+    top: Top<'k>,
 }
 
 fn string(out: &mut Vec<u8>, s: &str) {
@@ -89,7 +108,7 @@ impl Array<'_> {
         self.any = true;
         value.serialize(Writer {
             out: self.out,
-            leave_out: &[],
+            top: Top::default(),
         })
     }
 
@@ -103,11 +122,14 @@ impl Array<'_> {
 /// it ends (one move of its bytes, not a buffer per member).
 struct Object<'a, 'k> {
     out: &'a mut Vec<u8>,
-    leave_out: &'k [&'k str],
+    top: Top<'k>,
     /// Where the first member starts in `out` (just after the `{`).
     start: usize,
-    /// Each member's key and where it starts in `out` (its key's opening quote).
-    members: Vec<(Cow<'static, str>, usize)>,
+    /// Each member's key, where it starts in `out` (its key's opening quote) and where its
+    /// value does.
+    members: Vec<(Cow<'static, str>, usize, usize)>,
+    /// The members to write as copies of another, as `(key, the other's key)`.
+    copies: Vec<(Cow<'static, str>, &'k str)>,
     /// Whether the keys so far came in order.
     sorted: bool,
     /// Whether every key so far compares as bytes do ([`key_order`]).
@@ -136,28 +158,55 @@ impl Object<'_, '_> {
         key: Cow<'static, str>,
         value: &T,
     ) -> Result<(), Unsupported> {
-        if self.leave_out.contains(&key.as_ref()) {
+        if self.top.leave_out.contains(&key.as_ref()) {
             return Ok(());
         }
-        self.narrow = self.narrow && is_narrow(&key);
-        if let Some((last, _)) = self.members.last() {
+        if let Some(&(_, from)) = self.top.same_as.iter().find(|(to, _)| *to == key) {
+            self.copies.push((key, from));
+            return Ok(());
+        }
+        let at = self.key(&key);
+        let value_at = self.out.len();
+        value.serialize(Writer {
+            out: &mut *self.out,
+            top: Top::default(),
+        })?;
+        self.members.push((key, at, value_at));
+        Ok(())
+    }
+
+    /// Writes the comma before a member and its key; where the member starts.
+    fn key(&mut self, key: &str) -> usize {
+        self.narrow = self.narrow && is_narrow(key);
+        if let Some((last, ..)) = self.members.last() {
             self.out.push(b',');
-            if self.sorted && key_order(last, &key, self.narrow) == Ordering::Greater {
+            if self.sorted && key_order(last, key, self.narrow) == Ordering::Greater {
                 self.sorted = false;
             }
         }
         let at = self.out.len();
-        string(self.out, &key);
+        string(self.out, key);
         self.out.push(b':');
-        value.serialize(Writer {
-            out: &mut *self.out,
-            leave_out: &[],
-        })?;
-        self.members.push((key, at));
-        Ok(())
+        at
     }
 
-    fn end(self) {
+    fn end(mut self) -> Result<(), Unsupported> {
+        for (key, from) in std::mem::take(&mut self.copies) {
+            let i = self
+                .members
+                .iter()
+                .position(|(k, ..)| k == from)
+                .ok_or(Unsupported)?;
+            let value_at = self.members[i].2;
+            let value_end = match self.members.get(i + 1) {
+                Some(&(_, next, _)) => next - 1,
+                None => self.out.len(),
+            };
+            let at = self.key(&key);
+            let copy_at = self.out.len();
+            self.out.extend_from_within(value_at..value_end);
+            self.members.push((key, at, copy_at));
+        }
         if !self.sorted {
             // Each member's bytes, `key:value` without the comma after it, in key order.
             let written = self.out.split_off(self.start);
@@ -165,7 +214,7 @@ impl Object<'_, '_> {
                 .members
                 .iter()
                 .skip(1)
-                .map(|&(_, at)| at - self.start - 1)
+                .map(|&(_, at, _)| at - self.start - 1)
                 .chain(std::iter::once(written.len()))
                 .collect();
             let mut order: Vec<usize> = (0..self.members.len()).collect();
@@ -180,6 +229,7 @@ impl Object<'_, '_> {
             }
         }
         self.out.push(b'}');
+        Ok(())
     }
 }
 
@@ -419,8 +469,7 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
         // `{"variant": value}`, as serde_json writes an externally tagged variant.
         let mut object = self.serialize_map(Some(1))?;
         object.member(Cow::Borrowed(variant), value)?;
-        object.end();
-        Ok(())
+        object.end()
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Array<'a>, Unsupported> {
         self.out.push(b'[');
@@ -449,8 +498,9 @@ impl<'a, 'k> ser::Serializer for Writer<'a, 'k> {
         Ok(Object {
             start: self.out.len(),
             out: self.out,
-            leave_out: self.leave_out,
+            top: self.top,
             members: Vec::with_capacity(len.unwrap_or(0)),
+            copies: Vec::new(),
             sorted: true,
             narrow: true,
             key: None,
@@ -506,8 +556,7 @@ impl ser::SerializeMap for Object<'_, '_> {
         self.member(key, value)
     }
     fn end(self) -> Result<(), Unsupported> {
-        Object::end(self);
-        Ok(())
+        Object::end(self)
     }
 }
 
@@ -522,14 +571,13 @@ impl ser::SerializeStruct for Object<'_, '_> {
         self.member(Cow::Borrowed(key), value)
     }
     fn end(self) -> Result<(), Unsupported> {
-        Object::end(self);
-        Ok(())
+        Object::end(self)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::to_vec;
+    use super::{to_vec, to_vec_as};
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
@@ -631,6 +679,16 @@ mod tests {
         }
 
         #[test]
+        fn a_member_written_as_a_copy_is_what_serializing_it_writes(value in value(), other in value()) {
+            // Copies before, between and after what they copy, beside left-out members.
+            let whole = json!({ "m": value.clone(), "a": value.clone(), "z": value.clone(), "k": other.clone(), "seq": 1 });
+            let expected = json!({ "m": value.clone(), "a": value.clone(), "z": value, "k": other });
+            let copied = to_vec_as(&whole, &["seq"], &[("a", "m"), ("z", "m")]).unwrap();
+            prop_assert_eq!(&copied, &reference(&expected));
+            prop_assert_eq!(copied, to_vec(&whole, &["seq"]).unwrap());
+        }
+
+        #[test]
         fn it_leaves_out_only_the_named_top_level_members(value in value()) {
             let wrapped = json!({ "fingerprint": "x", "seq": 3, "kept": value.clone(), "inner": { "seq": 1 } });
             let expected = json!({ "kept": value, "inner": { "seq": 1 } });
@@ -666,6 +724,22 @@ mod tests {
         };
         let value = serde_json::to_value(&item).unwrap();
         assert_eq!(to_vec(&item, &[]).unwrap(), reference(&value));
+    }
+
+    #[test]
+    fn a_copy_of_a_member_that_is_not_there_is_refused() {
+        assert!(to_vec_as(&json!({ "a": 1, "b": 1 }), &[], &[("b", "c")]).is_none());
+        assert!(to_vec_as(&json!({ "a": 1, "b": 1 }), &["a"], &[("b", "a")]).is_none());
+        // Only the top-level object's members are copies.
+        assert_eq!(
+            to_vec_as(
+                &json!({ "x": { "b": 2, "a": 1 }, "a": 1 }),
+                &[],
+                &[("b", "a")]
+            )
+            .unwrap(),
+            br#"{"a":1,"x":{"a":1,"b":2}}"#
+        );
     }
 
     #[test]
