@@ -24,8 +24,10 @@ pub struct Attempt {
     /// Whether `goal run`/`goal serve` dispatched it (and so watches it).
     pub dispatched: bool,
     /// The generation when it was dispatched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<u32>,
     /// The run that was this attempt, when its runner named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
 }
 
@@ -41,8 +43,10 @@ pub enum AttemptState {
         /// The error.
         error: String,
         /// Whether it was an interruption.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         interrupted: bool,
         /// The code of a failure lwirc saw itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         code: Option<String>,
     },
 }
@@ -882,6 +886,40 @@ impl Projection {
     /// Computes its fingerprint (of a projection [`project_unsealed`] made).
     pub fn seal(&mut self) {
         self.fingerprint = fingerprint(self);
+    }
+
+    /// The text `serde_json::to_string_pretty` makes of it (what `goal show --format json`
+    /// prints), made faster: while one generation governs, `governed_work` is `work`, and
+    /// the text of its views is written once and copied.
+    pub fn to_string_pretty(&mut self) -> String {
+        let whole = |p: &Projection| serde_json::to_string_pretty(p).unwrap_or_default();
+        if self.work.is_empty() || self.governed_work != self.work {
+            return whole(self);
+        }
+        let governed = std::mem::take(&mut self.governed_work);
+        let text = whole(self);
+        self.governed_work = governed;
+        // Both are members of the top-level object: the only lines indented by two spaces
+        // that start with their keys (a string holds no raw line break, and a quote in it
+        // is escaped), and `work`'s array ends at the first line that is `  ]` after it.
+        const WORK: &str = "\n  \"work\": [";
+        const GOVERNED: &str = "\n  \"governed_work\": []";
+        let copied = text.find(WORK).and_then(|at| {
+            let from = at + WORK.len() - 1;
+            let end = from + text[from..].find("\n  ]")? + "\n  ]".len();
+            let place = text[end..].find(GOVERNED)? + end + GOVERNED.len() - 2;
+            Some((from..end, place))
+        });
+        match copied {
+            Some((work, place)) => {
+                let mut out = String::with_capacity(text.len() + work.len());
+                out.push_str(&text[..place]);
+                out.push_str(&text[work]);
+                out.push_str(&text[place + 2..]);
+                out
+            }
+            None => whole(self),
+        }
     }
 }
 

@@ -157,8 +157,14 @@ fn project(world: &World, goal: &str, fold: &Fold) -> Value {
             in_progress: &|_| false,
         },
     );
-    // The fingerprint written straight from the projection is the one its JSON value has.
+    // The fingerprint written straight from the projection is the one its JSON value has,
+    // and the text `goal show` prints is serde_json's.
     assert_eq!(p.fingerprint, projection::fingerprint_of_value(&p));
+    let mut p = p;
+    assert_eq!(
+        p.to_string_pretty(),
+        serde_json::to_string_pretty(&p).unwrap()
+    );
     serde_json::to_value(p).unwrap()
 }
 

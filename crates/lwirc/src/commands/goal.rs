@@ -612,13 +612,13 @@ fn dispatch(
         }
         GoalCommand::Show { goal, format } => {
             let id = resolve(store, &goal)?;
-            let projection = goals.show(&id)?;
+            let mut projection = goals.show(&id)?;
             match format {
-                ShowFormat::Json => print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&projection).unwrap_or_default()
-                ))
-                .map_err(io)?,
+                ShowFormat::Json => {
+                    let mut text = projection.to_string_pretty();
+                    text.push('\n');
+                    print(&text).map_err(io)?
+                }
                 ShowFormat::Human => print(&show_human(&projection)).map_err(io)?,
             }
             Ok(exit::OK)
