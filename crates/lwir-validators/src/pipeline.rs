@@ -202,18 +202,20 @@ pub fn validate_definition(definition: Source) -> Validation {
 /// hold none) and the reader's findings.
 pub type Read = (Result<SpannedDocument, Vec<u8>>, Vec<Finding>);
 
-/// [`validate_against`] (or, without a definition, [`validate`]) of a draft already read:
-/// an editor reads each text once to tell what kind of file it is, and does not read it
-/// again to validate it.
+/// [`validate_against`] (or, without a definition, [`validate`]) of a draft already read,
+/// for an editor: it reads each text once to tell what kind of file it is, and does not read
+/// it again to validate it; and it shows findings, not versions, so the draft is not hashed
+/// (`version` and `digest` are `None`): at every change that would take the second core
+/// from the passes that run beside the expression pass.
 pub fn validate_read(name: String, read: Read, definition: Option<&Arc<Definition>>) -> Validation {
-    run_read(name, read, definition.map(Arc::clone), false)
+    run_read(name, read, definition.map(Arc::clone), false, false)
 }
 
 fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) -> Validation {
     // The draft's bytes move into its document (and back into its source when there is
     // none), so that they are held once.
     let read = document::read_document(std::mem::take(&mut draft.bytes));
-    run_read(draft.name, read, definition, with_plan)
+    run_read(draft.name, read, definition, with_plan, true)
 }
 
 fn run_read(
@@ -221,6 +223,7 @@ fn run_read(
     (read_draft, mut findings): Read,
     definition: Option<Arc<Definition>>,
     with_plan: bool,
+    hash: bool,
 ) -> Validation {
     let mut draft = Source {
         name,
@@ -245,12 +248,18 @@ fn run_read(
         // The version is hashed beside the validation (it is kept only when there is no
         // error): the two share nothing but the tree they read.
         let (report, hashed) = std::thread::scope(|scope| {
-            let hashing = std::thread::Builder::new()
-                .name("lwirc-version".into())
-                .stack_size(8 * 1024 * 1024)
-                .spawn_scoped(scope, || lwir_spec::canon::version_of(doc.root()));
+            let hashing = hash.then(|| {
+                std::thread::Builder::new()
+                    .name("lwirc-version".into())
+                    .stack_size(8 * 1024 * 1024)
+                    .spawn_scoped(scope, || lwir_spec::canon::version_of(doc.root()))
+            });
             let report = crate::check_draft(doc, definition_doc, with_plan);
-            let hashed = hashing.ok().and_then(|h| h.join().ok());
+            let hashed = hashing.map(|h| {
+                h.ok()
+                    .and_then(|h| h.join().ok())
+                    .unwrap_or_else(|| lwir_spec::canon::version_of(doc.root()))
+            });
             (report, hashed)
         });
         plan = report.plan;
@@ -260,11 +269,12 @@ fn run_read(
             found.retain(|f| f.code != Code::DefinitionNotProvided);
         }
         findings.extend(found);
-        let hashed = hashed.unwrap_or_else(|| lwir_spec::canon::version_of(doc.root()));
-        if !findings.iter().any(Finding::is_error) {
-            version = Some(hashed.clone());
+        if let Some(hashed) = hashed {
+            if !findings.iter().any(Finding::is_error) {
+                version = Some(hashed.clone());
+            }
+            digest = Some(hashed);
         }
-        digest = Some(hashed);
     }
     sort_findings(&mut findings);
     Validation {

@@ -5,3 +5,4 @@ mod eval_props;
 mod expr;
 mod graph;
 mod messages;
+mod pipeline;
