@@ -893,7 +893,7 @@ impl Projection {
     /// the text of its views is written once and copied.
     pub fn to_string_pretty(&mut self) -> String {
         let whole = |p: &Projection| serde_json::to_string_pretty(p).unwrap_or_default();
-        if self.work.is_empty() || self.governed_work != self.work {
+        if self.work.is_empty() || !self.governed_is_work() {
             return whole(self);
         }
         let governed = std::mem::take(&mut self.governed_work);
@@ -920,6 +920,12 @@ impl Projection {
             }
             None => whole(self),
         }
+    }
+
+    /// Whether `governed_work` holds what `work` does (while one generation governs), so
+    /// that what is written of it can be a copy of what is written of `work`.
+    fn governed_is_work(&self) -> bool {
+        self.governed_work == self.work
     }
 }
 
@@ -1356,7 +1362,7 @@ fn describe_stuck(fold: &Fold, statuses: &Statuses, root: usize) -> String {
 /// which every event changes: the fingerprint changes only with what a scheduler acts on).
 fn fingerprint(projection: &Projection) -> String {
     // While one generation governs, `governed_work` is `work`: its bytes are written once.
-    let same: &[(&str, &str)] = if projection.governed_work == projection.work {
+    let same: &[(&str, &str)] = if projection.governed_is_work() {
         &[("governed_work", "work")]
     } else {
         &[]

@@ -9,18 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Writes `bytes` to `path` atomically: a temporary file beside it, fsynced, then renamed
 /// over `path`, and the directory synced where that is possible.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (dir, name) = parts(path)?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name, std::process::id()));
-    let write = || -> io::Result<()> {
-        write_synced(&tmp, bytes, false)?;
-        std::fs::rename(&tmp, path)?;
-        // The new file is in place; making the rename itself durable is best effort.
-        let _ = sync_dir(&dir);
-        Ok(())
-    };
-    write().inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    replace(path, bytes, true)
 }
 
 /// Writes `bytes` to `path` as [`write_atomically`] does, the whole file or none of it, but
@@ -28,16 +17,23 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// truth when a crash left it short, empty or missing), where the two syncs would cost more
 /// than the rest of the command.
 pub fn write_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+/// [`write_atomically`] (`durable`) and [`write_cache`]: a temporary file beside `path`,
+/// written (and fsynced when `durable`), then renamed over `path` (and, when `durable`, the
+/// directory synced where that is possible).
+fn replace(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let (dir, name) = parts(path)?;
     let tmp = dir.join(format!(".{}.{}.tmp", name, std::process::id()));
     let write = || -> io::Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        drop(file);
-        std::fs::rename(&tmp, path)
+        write_new(&tmp, bytes, durable, false)?;
+        std::fs::rename(&tmp, path)?;
+        if durable {
+            // The new file is in place; making the rename itself durable is best effort.
+            let _ = sync_dir(&dir);
+        }
+        Ok(())
     };
     write().inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
@@ -56,8 +52,8 @@ pub fn write_once(path: &Path, bytes: &[u8], temporary_prefix: &str) -> io::Resu
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let linked =
-        write_synced(&temporary, bytes, true).and_then(|()| std::fs::hard_link(&temporary, path));
+    let linked = write_new(&temporary, bytes, true, true)
+        .and_then(|()| std::fs::hard_link(&temporary, path));
     // Linked or not, the temporary name goes.
     let _ = std::fs::remove_file(&temporary);
     match linked {
@@ -102,15 +98,17 @@ fn parts(path: &Path) -> io::Result<(PathBuf, String)> {
     Ok((dir, name.to_string_lossy().into_owned()))
 }
 
-/// Creates `path` (it must not exist), writes `bytes`, fsyncs, and makes it read-only when
-/// asked.
-fn write_synced(path: &Path, bytes: &[u8], read_only: bool) -> io::Result<()> {
+/// Creates `path` (it must not exist), writes `bytes`, fsyncs when `sync`, and makes it
+/// read-only when asked.
+fn write_new(path: &Path, bytes: &[u8], sync: bool, read_only: bool) -> io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)?;
     file.write_all(bytes)?;
-    file.sync_all()?;
+    if sync {
+        file.sync_all()?;
+    }
     if read_only {
         let mut permissions = file.metadata()?.permissions();
         permissions.set_readonly(true);
