@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(reader expr answer canon fixes goal lsp lsp_wire)
+[ ${#targets[@]} -gt 0 ] || targets=(reader expr answer canon fixes goal lsp lsp_wire memo)
 
 cargo_fuzz_version=0.13.1
 if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $cargo_fuzz_version" ]; then

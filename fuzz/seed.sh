@@ -29,6 +29,9 @@ for f in "${fixtures[@]}"; do
     # The fixture as the body of a frame an editor writes to `lwirc lsp`.
     { printf 'Content-Length: %d\r\n\r\n' "$(wc -c < "$root/$f")"; cat "$root/$f"; } > "$scratch/frame"
     put lsp_wire "$scratch/frame"
+    # The fixture after an edit: a letter typed at byte 64 (see fuzz_targets/memo.rs).
+    { printf '\x40\x00x\x00'; cat "$root/$f"; } > "$scratch/memo"
+    put memo "$scratch/memo"
 done
 for f in "$root"/examples/issue-triage/planner/*.json; do
     put answer "$f"

@@ -25,7 +25,7 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
         from: DefinitionFrom::Beside,
         definition: Arc::new(Definition::read(lwirc_fuzz::definition())),
     });
-    let analysis = Analysis::new(kind, "draft.json", read, definition, Vec::new());
+    let analysis = Analysis::new(kind, "draft.json", read, definition, Vec::new(), &mut Default::default());
     let mut doc = Text::new(text.clone(), 1);
     // At most 64 offsets, spread over the text, and its end.
     let step = (text.len() / 64).max(1);

@@ -138,13 +138,15 @@ pub struct Analysis {
 
 impl Analysis {
     /// Analyses a `kind` file named `name`, as `read` read it (a draft against
-    /// `definition`); a draft is not read again.
+    /// `definition`, with what the expression pass kept of its last revision in `memo`);
+    /// a draft is not read again.
     pub fn new(
         kind: Kind,
         name: &str,
         read: pipeline::Read,
         definition: Option<LinkedDefinition>,
         notices: Vec<Notice>,
+        memo: &mut lwir_validators::expr::Memo,
     ) -> Self {
         // What is not a draft is read by its own reader, from the bytes given back.
         let source = |read: pipeline::Read| Source {
@@ -158,7 +160,12 @@ impl Analysis {
             Kind::Draft => {
                 let linked = definition.as_ref().map(|d| &d.definition);
                 (
-                    Some(pipeline::validate_read(name.to_owned(), read, linked)),
+                    Some(pipeline::validate_read(
+                        name.to_owned(),
+                        read,
+                        linked,
+                        Some(memo),
+                    )),
                     None,
                 )
             }

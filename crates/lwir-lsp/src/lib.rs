@@ -179,6 +179,9 @@ struct Doc {
     text: Text,
     /// The analysis of the current text; `None` when it changed since.
     analysis: Option<Analysis>,
+    /// What the expression pass kept of the last revision it checked: at a change, the
+    /// steps it left as they were are not typed again.
+    memo: lwir_validators::expr::Memo,
 }
 
 impl Doc {
@@ -386,6 +389,7 @@ impl<'c> Server<'c> {
                             path: path.clone(),
                             text: Text::new(p.text_document.text, p.text_document.version),
                             analysis: None,
+                            memo: Default::default(),
                         },
                     );
                     self.changed(&key, path.as_deref(), true);
@@ -543,10 +547,17 @@ impl<'c> Server<'c> {
             Some(Kind::Draft) => self.definition_for(path.as_deref(), root),
             _ => (None, Vec::new()),
         };
-        let analysis = kind.map(|kind| Analysis::new(kind, &name, read, definition, notices));
+        let mut memo = self
+            .docs
+            .get_mut(key)
+            .map(|doc| std::mem::take(&mut doc.memo))
+            .unwrap_or_default();
+        let analysis =
+            kind.map(|kind| Analysis::new(kind, &name, read, definition, notices, &mut memo));
         // `None`: not a file for lwirc, nothing to say.
         if let Some(doc) = self.docs.get_mut(key) {
             doc.analysis = analysis;
+            doc.memo = memo;
         }
         true
     }

@@ -77,14 +77,17 @@ impl Text {
     ) -> Result<(), BadPosition> {
         for change in changes {
             match change.range {
-                None => self.text = change.text,
+                None => {
+                    self.text = change.text;
+                    self.lines = LineIndex::new(self.text.as_bytes());
+                }
                 Some(range) => {
                     let start = self.offset(range.start, encoding)?;
                     let end = self.offset(range.end, encoding)?.max(start);
                     self.text.replace_range(start..end, &change.text);
+                    self.lines.replace(start, end, change.text.as_bytes());
                 }
             }
-            self.lines = LineIndex::new(self.text.as_bytes());
             self.columns = None;
         }
         self.version = version;

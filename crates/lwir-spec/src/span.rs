@@ -81,14 +81,27 @@ impl LineIndex {
     /// Indexes the line starts of `bytes` (`\n` ends a line; a `\r` before it is part of it).
     pub fn new(bytes: &[u8]) -> Self {
         let mut line_starts = vec![0];
-        line_starts.extend(
-            bytes
-                .iter()
-                .enumerate()
-                .filter(|&(_, &b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        line_starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
         Self { line_starts }
+    }
+
+    /// The index of the text made by replacing bytes `start..end` of this one's text with
+    /// `inserted`: the lines before the edit are kept, those after it moved, only the
+    /// inserted bytes are read.
+    pub fn replace(&mut self, start: usize, end: usize, inserted: &[u8]) {
+        let end = end.max(start);
+        // Line starts `s ≤ start` follow a newline before the edit; `start < s ≤ end` one
+        // it removes; the rest one after it.
+        let keep = self.line_starts.partition_point(|&s| s <= start);
+        let after = self.line_starts.partition_point(|&s| s <= end);
+        let added: Vec<usize> = memchr::memchr_iter(b'\n', inserted)
+            .map(|i| start + i + 1)
+            .collect();
+        let moved = keep + added.len();
+        self.line_starts.splice(keep..after, added);
+        for s in &mut self.line_starts[moved..] {
+            *s = *s - end + start + inserted.len();
+        }
     }
 
     /// 0-based line number of `offset`.
@@ -281,6 +294,25 @@ fn columns(bytes: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// An index updated by an edit is the index of the edited text.
+        #[test]
+        fn an_edited_index_is_the_index_of_the_edited_text(
+            text in "[a\n\r]{0,40}",
+            edits in proptest::collection::vec((0usize..50, 0usize..50, "[b\n]{0,6}"), 1..6),
+        ) {
+            let mut text = text.into_bytes();
+            let mut index = LineIndex::new(&text);
+            for (a, b, inserted) in edits {
+                let start = a.min(text.len());
+                let end = b.min(text.len()).max(start);
+                text.splice(start..end, inserted.bytes());
+                index.replace(start, end, inserted.as_bytes());
+                proptest::prop_assert_eq!(&index.line_starts, &LineIndex::new(&text).line_starts);
+            }
+        }
+    }
 
     #[test]
     fn locates_lines_and_character_columns() {

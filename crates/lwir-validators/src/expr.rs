@@ -33,10 +33,12 @@ use crate::compat::{self, Compat};
 use crate::{Context, one_of};
 
 mod calls;
+mod memo;
 mod plan;
 mod scope;
 mod typer;
 
+pub use memo::Memo;
 pub use plan::{Plan, PlanEntry};
 pub(crate) use scope::Reference;
 use scope::{Scope, StepInfo};
@@ -54,16 +56,25 @@ pub struct Analysis {
 /// Runs the expression checks; pushes findings into `out`.
 /// With `plan`, also builds the compiled plan (typed trees); `lwirc validate` does not need
 /// it, and building it is a large part of the cost of this pass.
-pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Analysis {
+pub(crate) fn check(
+    cx: &Context<'_>,
+    out: &mut Vec<Finding>,
+    plan: bool,
+    memo: Option<&mut Memo>,
+) -> Analysis {
     let input = cx
         .definition
         .as_ref()
         .and_then(|(_, d)| d.root.get("input"))
         .map_or(Ty::Any, |s| schema_ty(s, s, false));
     let mut ids = HashSet::default();
+    // In document order too: what suggestions are chosen from, so that of two as close
+    // the first is, whatever the set's order.
+    let mut in_order = Vec::new();
     cx.draft.walk(&mut |s| {
         if let Some(id) = s.id() {
             ids.insert(id);
+            in_order.push(id);
         }
     });
     let mut checker = Checker {
@@ -71,6 +82,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         source: cx.draft_doc.source(),
         input,
         ids,
+        ids_in_order: in_order,
         out,
         analysis: Analysis::default(),
         current_step: Arc::from(""),
@@ -80,7 +92,15 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, plan: bool) -> Ana
         parsed: ParseCache::default(),
     };
     let mut scope = Scope::default();
-    checker.list(&cx.draft.steps, &mut scope);
+    match memo {
+        // The plan is not kept: a memo serves an editor, which shows findings.
+        Some(memo) if !plan => checker.top_level(&cx.draft.steps, &mut scope, memo),
+        Some(memo) => {
+            memo.clear();
+            checker.list(&cx.draft.steps, &mut scope);
+        }
+        None => checker.list(&cx.draft.steps, &mut scope),
+    }
     if let Some(output) = cx.draft.root.get("output") {
         checker.current_step = Arc::from("");
         let ty = checker.value(output, "/output".to_owned(), &scope);
@@ -127,6 +147,7 @@ pub fn type_of_value(
         source: document.source(),
         input,
         ids: HashSet::default(),
+        ids_in_order: Vec::new(),
         out: &mut out,
         analysis: Analysis::default(),
         current_step: Arc::from(""),
@@ -151,6 +172,8 @@ struct Checker<'c, 'd, 'o> {
     source: &'d [u8],
     input: Ty,
     ids: HashSet<&'d str>,
+    /// The same, in document order (repeated ids repeated).
+    ids_in_order: Vec<&'d str>,
     out: &'o mut Vec<Finding>,
     analysis: Analysis,
     /// The pointer to the step being checked, shared by the references it makes.

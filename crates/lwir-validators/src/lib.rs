@@ -89,6 +89,19 @@ pub fn check_draft(
     definition: Option<&SpannedDocument>,
     plan: bool,
 ) -> Checked {
+    check_draft_memo(draft, definition, plan, None)
+}
+
+/// [`check_draft`] of a revision of a draft, with what the expression pass kept of the
+/// last revision it checked (`memo`): the steps whose checks would read the same are not
+/// checked again, and `memo` is left holding this revision's results. The findings are
+/// the same as [`check_draft`]'s.
+pub fn check_draft_memo(
+    draft: &SpannedDocument,
+    definition: Option<&SpannedDocument>,
+    plan: bool,
+    memo: Option<&mut expr::Memo>,
+) -> Checked {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),
@@ -115,7 +128,7 @@ pub fn check_draft(
             .stack_size(8 * 1024 * 1024)
             .spawn_scoped(scope, other);
         let mut rest = Vec::new();
-        let analysis = expr::check(&cx, &mut rest, plan);
+        let analysis = expr::check(&cx, &mut rest, plan, memo);
         graph::check(&cx, &analysis.references, &mut rest);
         let other = match handle {
             Ok(handle) => handle

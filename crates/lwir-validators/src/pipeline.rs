@@ -206,16 +206,24 @@ pub type Read = (Result<SpannedDocument, Vec<u8>>, Vec<Finding>);
 /// for an editor: it reads each text once to tell what kind of file it is, and does not read
 /// it again to validate it; and it shows findings, not versions, so the draft is not hashed
 /// (`version` and `digest` are `None`): at every change that would take the second core
-/// from the passes that run beside the expression pass.
-pub fn validate_read(name: String, read: Read, definition: Option<&Arc<Definition>>) -> Validation {
-    run_read(name, read, definition.map(Arc::clone), false, false)
+/// from the passes that run beside the expression pass. `memo` holds what the
+/// expression pass kept of the last revision of this draft (start with
+/// [`Memo::default`](crate::expr::Memo)): the steps a change left as they were are not
+/// typed again; the findings are the same.
+pub fn validate_read(
+    name: String,
+    read: Read,
+    definition: Option<&Arc<Definition>>,
+    memo: Option<&mut crate::expr::Memo>,
+) -> Validation {
+    run_read(name, read, definition.map(Arc::clone), false, false, memo)
 }
 
 fn run(mut draft: Source, definition: Option<Arc<Definition>>, with_plan: bool) -> Validation {
     // The draft's bytes move into its document (and back into its source when there is
     // none), so that they are held once.
     let read = document::read_document(std::mem::take(&mut draft.bytes));
-    run_read(draft.name, read, definition, with_plan, true)
+    run_read(draft.name, read, definition, with_plan, true, None)
 }
 
 fn run_read(
@@ -224,6 +232,7 @@ fn run_read(
     definition: Option<Arc<Definition>>,
     with_plan: bool,
     hash: bool,
+    memo: Option<&mut crate::expr::Memo>,
 ) -> Validation {
     let mut draft = Source {
         name,
@@ -254,7 +263,7 @@ fn run_read(
                     .stack_size(8 * 1024 * 1024)
                     .spawn_scoped(scope, || lwir_spec::canon::version_of(doc.root()))
             });
-            let report = crate::check_draft(doc, definition_doc, with_plan);
+            let report = crate::check_draft_memo(doc, definition_doc, with_plan, memo);
             let hashed = hashing.map(|h| {
                 h.ok()
                     .and_then(|h| h.join().ok())

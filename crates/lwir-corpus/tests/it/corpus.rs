@@ -12,7 +12,12 @@ use lwir_render::human::HumanOptions;
 use lwir_spec::codes::Stage;
 use lwir_spec::document::{self, SpannedDocument};
 use lwir_spec::{Code, Finding, Origin, PatchOp, Span, Value};
-use lwir_validators::pipeline::{Source, Validation, validate};
+use lwir_validators::expr::Memo;
+use lwir_validators::pipeline::{Definition, Source, Validation, validate, validate_read};
+use std::sync::Arc;
+
+#[path = "../../../lwirc/benches/generated/mod.rs"]
+mod generated;
 
 /// The content of a definition file that means "validate without a definition".
 const NO_DEFINITION: &[u8] = b"null";
@@ -656,5 +661,127 @@ fn issue_triage_example() {
         if let Err(problem) = check_span(&doc, finding) {
             panic!("draft-with-mistakes.json: {problem}: {}", finding.message);
         }
+    }
+}
+
+/// What an editor sends of `text` as it is typed: a character typed after each of many
+/// quotes (into a key or a value, or breaking the JSON), one at a time from the text and
+/// a few in a row; then, as a document, steps removed, swapped, renamed and made
+/// conditional, and the whole text formatted anew.
+fn revisions(text: &[u8]) -> Vec<Vec<u8>> {
+    let quotes: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'"')
+        .map(|(i, _)| i + 1)
+        .collect();
+    let every = quotes.len().div_ceil(20).max(1);
+    let typed = |text: &[u8], at: usize, what: &[u8]| {
+        let mut edited = text.to_vec();
+        edited.splice(at..at, what.iter().copied());
+        edited
+    };
+    let mut out = vec![text.to_vec()];
+    for &at in quotes.iter().step_by(every) {
+        out.push(typed(text, at, b"x"));
+        out.push(text.to_vec());
+    }
+    let mut chain = text.to_vec();
+    for &at in quotes.iter().step_by(every * 3).rev() {
+        chain = typed(&chain, at, b"y");
+        out.push(chain.clone());
+    }
+    out.push(text.to_vec());
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(text)
+        && let Some(steps) = value["steps"].as_array()
+    {
+        let edit = |f: &dyn Fn(&mut Vec<serde_json::Value>)| {
+            let mut value = value.clone();
+            if let Some(steps) = value["steps"].as_array_mut() {
+                f(steps);
+            }
+            serde_json::to_vec_pretty(&value).unwrap()
+        };
+        let n = steps.len();
+        out.push(edit(&|s| {
+            if n > 1 {
+                s.remove(0);
+            }
+        }));
+        out.push(edit(&|s| {
+            if n > 1 {
+                s.remove(n / 2);
+            }
+        }));
+        out.push(edit(&|s| {
+            if n > 1 {
+                s.swap(0, n - 1);
+            }
+        }));
+        out.push(edit(&|s| s[0]["id"] = "renamed".into()));
+        out.push(edit(&|s| s[n - 1]["when"] = "${ input.flag }".into()));
+        out.push(edit(&|s| {
+            if let Some(o) = s[0].as_object_mut() {
+                o.remove("output");
+            }
+        }));
+        out.push(edit(&|_| {}));
+        out.push(serde_json::to_vec(&value).unwrap());
+        out.push(text.to_vec());
+    }
+    out
+}
+
+/// Each revision of `text` checked with the expression pass's memo kept from the one
+/// before has the findings of a whole check of it.
+/// Returns how many steps were taken from the memo.
+fn memo_agrees(name: &str, text: &[u8], definition: Option<&Arc<Definition>>) -> usize {
+    let mut memo = Memo::default();
+    let mut reused = 0;
+    for (i, revision) in revisions(text).into_iter().enumerate() {
+        let kept = validate_read(
+            name.to_owned(),
+            document::read_document(revision.clone()),
+            definition,
+            Some(&mut memo),
+        );
+        let whole = validate_read(
+            name.to_owned(),
+            document::read_document(revision),
+            definition,
+            None,
+        );
+        assert_eq!(kept.findings, whole.findings, "{name}, revision {i}");
+        reused += memo.reused();
+    }
+    reused
+}
+
+/// The expression pass's memo (an editor's: the steps a change left as they were are not
+/// typed again) changes no finding, on every fixture and on generated drafts, through
+/// edits of every kind.
+#[test]
+fn memo_changes_no_finding() {
+    let mut reused = 0;
+    for fixture in all_fixtures() {
+        let definition = fixture.definition().map(|d| Arc::new(Definition::read(d)));
+        reused += memo_agrees(
+            &case_name(&fixture.path),
+            &read(&fixture.path),
+            definition.as_ref(),
+        );
+    }
+    // The memo was used, and not only where a step's findings were none.
+    assert!(reused > 1000, "{reused} steps reused");
+    for (draft, definition) in [
+        (generated::real_draft(40), generated::real_definition(40)),
+        (generated::misspelt_draft(40, 7), generated::definition(40)),
+    ] {
+        let definition = Arc::new(Definition::read(Source {
+            name: "workflow.json".into(),
+            bytes: definition,
+        }));
+        let reused = memo_agrees("generated", &draft, Some(&definition));
+        assert!(reused > 40 * 20, "{reused} steps reused");
     }
 }

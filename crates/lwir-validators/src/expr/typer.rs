@@ -731,7 +731,8 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                     .collect();
                 // A fix only to a step this expression can read.
                 let in_scope = suggest(id, self.scope.steps.iter().map(|s| s.id));
-                let help = match in_scope.or_else(|| suggest(id, self.checker.ids.iter().copied()))
+                let help = match in_scope
+                    .or_else(|| suggest(id, self.checker.ids_in_order.iter().copied()))
                 {
                     Some((c, _)) => format!("did you mean `{c}`?"),
                     None if visible.is_empty() => "no step is visible here".to_owned(),

@@ -22,7 +22,7 @@ fn an_editors_validation_finds_what_a_validation_finds_and_hashes_nothing() {
     for (draft, clean) in [("draft.json", true), ("draft-with-mistakes.json", false)] {
         let whole = pipeline::validate_against(example(draft), &definition);
         let read = lwir_spec::document::read_document(example(draft).bytes);
-        let editor = pipeline::validate_read(draft.to_owned(), read, Some(&definition));
+        let editor = pipeline::validate_read(draft.to_owned(), read, Some(&definition), None);
         assert_eq!(editor.findings, whole.findings, "{draft}");
         assert_eq!(whole.version.is_some(), clean, "{draft}");
         assert!(whole.digest.is_some(), "{draft}");
