@@ -33,7 +33,7 @@ use crate::compat::{self, Compat};
 use crate::{Context, one_of};
 
 mod calls;
-mod memo;
+pub(crate) mod memo;
 mod plan;
 mod scope;
 mod typer;
@@ -60,7 +60,7 @@ pub(crate) fn check(
     cx: &Context<'_>,
     out: &mut Vec<Finding>,
     plan: bool,
-    memo: Option<&mut Memo>,
+    memo: Option<&mut memo::Steps>,
 ) -> Analysis {
     let input = cx
         .definition
@@ -96,7 +96,7 @@ pub(crate) fn check(
         // The plan is not kept: a memo serves an editor, which shows findings.
         Some(memo) if !plan => checker.top_level(&cx.draft.steps, &mut scope, memo),
         Some(memo) => {
-            memo.clear();
+            *memo = memo::Steps::default();
             checker.list(&cx.draft.steps, &mut scope);
         }
         None => checker.list(&cx.draft.steps, &mut scope),
@@ -309,7 +309,7 @@ impl<'d> Checker<'_, 'd, '_> {
         };
         Some(StepInfo {
             id: step.id()?,
-            output,
+            output: output.map(Arc::new),
             maybe_absent: step.field("when").is_some(),
         })
     }

@@ -111,9 +111,13 @@ pub fn check_draft_memo(
     // graph passes: they run on the second core while those run here. The findings are put
     // together in the order the passes ran in one after the other (shape, expressions,
     // graph, capabilities, models), so the order — and the sort after — is the same.
-    let other = || {
+    let (steps_memo, shape_memo) = match memo {
+        Some(m) => (Some(&mut m.steps), Some(&mut m.shape)),
+        None => (None, None),
+    };
+    let other = |memo: Option<&mut shape::Memo>| {
         let mut first = Vec::new();
-        shape::check(&cx, &mut first);
+        shape::check(&cx, &mut first, memo);
         let mut last = Vec::new();
         if cx.definition.is_some() {
             capability::check(&cx, &mut last);
@@ -126,16 +130,17 @@ pub fn check_draft_memo(
             .name("lwirc-shape".into())
             // The main thread's stack: the passes recurse as deep as the document nests.
             .stack_size(8 * 1024 * 1024)
-            .spawn_scoped(scope, other);
+            .spawn_scoped(scope, || other(shape_memo));
         let mut rest = Vec::new();
-        let analysis = expr::check(&cx, &mut rest, plan, memo);
+        let analysis = expr::check(&cx, &mut rest, plan, steps_memo);
         graph::check(&cx, &analysis.references, &mut rest);
         let other = match handle {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had: the passes run here.
-            Err(_) => other(),
+            // No thread to be had: the passes run here (without the memo, which went with
+            // the thread; what it holds is keyed by text, and stays true).
+            Err(_) => other(None),
         };
         (other, rest, analysis)
     });

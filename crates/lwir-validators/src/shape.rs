@@ -153,7 +153,15 @@ pub fn check_proposal(doc: &SpannedDocument) -> Vec<Finding> {
 }
 
 /// The draft's shape: its meta-schema, the LWIR version, the subset of its output schemas.
-pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+/// The top-level steps of the last revision of a draft that met the meta-schema, by their
+/// text: whether a step meets it is a function of its text, so the same text anywhere in the
+/// next revision meets it too.
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    valid: foldhash::HashSet<Box<[u8]>>,
+}
+
+pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, memo: Option<&mut Memo>) {
     // Steps whose kind is missing or unknown: their fields cannot be judged, so the
     // meta-schema's complaints about them are noise after the kind finding.
     let mut unjudged = HashSet::new();
@@ -162,7 +170,14 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             unjudged.insert(step.pointer.clone());
         }
     });
-    against_meta_schema(cx.draft_doc, lwir_meta(), Origin::Draft, &unjudged, out);
+    against_meta_schema_memo(
+        cx.draft_doc,
+        lwir_meta(),
+        Origin::Draft,
+        &unjudged,
+        out,
+        memo,
+    );
     lwir_version(cx, out);
     cx.draft.walk(&mut |step| {
         if matches!(step.kind, Some(StepKind::ModelCall | StepKind::CodeRun))
@@ -244,6 +259,19 @@ fn against_meta_schema(
     unjudged: &HashSet<String>,
     out: &mut Vec<Finding>,
 ) {
+    against_meta_schema_memo(doc, meta, origin, unjudged, out, None);
+}
+
+/// [`against_meta_schema`], taking the steps `memo` holds as valid without asking again,
+/// and leaving it holding this document's valid steps.
+fn against_meta_schema_memo(
+    doc: &SpannedDocument,
+    meta: &MetaSchema,
+    origin: Origin,
+    unjudged: &HashSet<String>,
+    out: &mut Vec<Finding>,
+    mut memo: Option<&mut Memo>,
+) {
     let root = doc.root();
     let steps = match (
         &meta.step,
@@ -270,11 +298,23 @@ fn against_meta_schema(
         }
         return;
     };
+    let mut old = memo.as_deref_mut().map(|m| std::mem::take(&mut m.valid));
+    let mut valid = foldhash::HashSet::default();
     for (i, step) in steps.iter().enumerate() {
+        let text = &doc.source()[step.span.range()];
+        if let Some(old) = &mut old
+            && let Some(known) = old.take(text)
+        {
+            valid.insert(known);
+            continue;
+        }
         // Nearly every step is valid: asking first, of the spanned step itself, is much
         // cheaper than collecting errors (which evaluates every branch,
         // `unevaluatedProperties` included) of a copy.
         if spanned_validator.is_valid(step) {
+            if memo.is_some() {
+                valid.insert(Box::from(text));
+            }
             continue;
         }
         let instance = step.to_json();
@@ -282,6 +322,9 @@ fn against_meta_schema(
             let at = format!("/steps/{i}{}", error.instance_path().as_str());
             meta_schema_error(doc, meta, origin, unjudged, &error, at, out);
         }
+    }
+    if let Some(memo) = memo {
+        memo.valid = valid;
     }
     let instance = serde_json::Value::Object(
         members

@@ -11,10 +11,18 @@
 
 use super::*;
 
-/// The expression pass's results of the last revision of one draft, by top-level step.
+/// What the validation of the last revision of one draft left for the next: the
+/// expression pass's results by top-level step, and the steps that met the meta-schema.
 /// Empty at first; [`crate::check_draft_memo`] fills it and uses it.
 #[derive(Debug, Default)]
 pub struct Memo {
+    pub(crate) steps: Steps,
+    pub(crate) shape: crate::shape::Memo,
+}
+
+/// The expression pass's part of a [`Memo`].
+#[derive(Debug, Default)]
+pub(crate) struct Steps {
     /// The text the entries were checked in.
     source: Vec<u8>,
     /// The definition's text, when there was one.
@@ -45,7 +53,7 @@ struct Entry {
 #[derive(Debug, PartialEq)]
 struct Pushed {
     id: String,
-    output: Option<Ty>,
+    output: Option<Arc<Ty>>,
     maybe_absent: bool,
 }
 
@@ -57,18 +65,18 @@ impl Memo {
 
     /// How many top-level steps it holds results of.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.steps.entries.len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.steps.entries.is_empty()
     }
 
-    /// How many top-level steps the last check took from the revision before instead of
-    /// checking them.
+    /// How many top-level steps the last check's expression pass took from the revision
+    /// before instead of checking them.
     pub fn reused(&self) -> usize {
-        self.reused
+        self.steps.reused
     }
 }
 
@@ -106,7 +114,12 @@ impl<'d> Checker<'_, 'd, '_> {
     /// [`Checker::list`] of the top-level steps, reusing `memo`'s results of the steps
     /// whose checks would read the same as in its revision, and leaving this revision's
     /// results in it.
-    pub(super) fn top_level(&mut self, steps: &[Step<'d>], scope: &mut Scope<'d>, memo: &mut Memo) {
+    pub(super) fn top_level(
+        &mut self,
+        steps: &[Step<'d>],
+        scope: &mut Scope<'d>,
+        memo: &mut Steps,
+    ) {
         let definition = self.cx.definition.as_ref().map(|(d, _)| d.source());
         let same_context = memo.definition.as_deref() == definition
             && memo.ids.len() == self.ids_in_order.len()

@@ -22,7 +22,8 @@ pub(crate) struct Reference {
 #[derive(Clone, Debug)]
 pub(super) struct StepInfo<'d> {
     pub(super) id: &'d str,
-    pub(super) output: Option<Ty>,
+    /// Shared: every revision's scope of an editor's draft (see `memo`) holds the same.
+    pub(super) output: Option<Arc<Ty>>,
     pub(super) maybe_absent: bool,
 }
 

@@ -681,7 +681,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
             );
             return None;
         }
-        let Some(output) = &info.output else {
+        let Some(output) = info.output.as_deref() else {
             self.report(
                 Code::TypeMismatch,
                 expr.span,
