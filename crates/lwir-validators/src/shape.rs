@@ -124,6 +124,7 @@ pub fn check_bindings(doc: &SpannedDocument) -> Vec<Finding> {
         Origin::Draft,
         &HashSet::new(),
         &mut out,
+        None,
     );
     lwir_spec::finding::sort_findings(&mut out);
     out
@@ -133,7 +134,14 @@ pub fn check_bindings(doc: &SpannedDocument) -> Vec<Finding> {
 /// finding, with codes of the shape range (LW101–LW106), pointers and spans into `doc`.
 pub fn check_goal_file(doc: &SpannedDocument) -> Vec<Finding> {
     let mut out = Vec::new();
-    against_meta_schema(doc, goal_meta(), Origin::Draft, &HashSet::new(), &mut out);
+    against_meta_schema(
+        doc,
+        goal_meta(),
+        Origin::Draft,
+        &HashSet::new(),
+        &mut out,
+        None,
+    );
     lwir_spec::finding::sort_findings(&mut out);
     out
 }
@@ -147,6 +155,7 @@ pub fn check_proposal(doc: &SpannedDocument) -> Vec<Finding> {
         Origin::Draft,
         &HashSet::new(),
         &mut out,
+        None,
     );
     lwir_spec::finding::sort_findings(&mut out);
     out
@@ -170,7 +179,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Finding>, memo: Option<&mut 
             unjudged.insert(step.pointer.clone());
         }
     });
-    against_meta_schema_memo(
+    against_meta_schema(
         cx.draft_doc,
         lwir_meta(),
         Origin::Draft,
@@ -200,6 +209,7 @@ pub(crate) fn check_definition(
         Origin::Definition,
         &HashSet::new(),
         out,
+        None,
     );
     for key in ["input", "output"] {
         if let Some(schema) = def.root.get(key) {
@@ -252,19 +262,10 @@ fn lwir_version(cx: &Context<'_>, out: &mut Vec<Finding>) {
 /// same: instance paths get the step's prefix, and schema paths are absolute keyword
 /// locations (`/$defs/step/...`) either way. Findings are sorted afterwards, so the order
 /// in which they are met does not show.
+///
+/// With `memo`, the steps it holds as valid are not asked again, and it is left holding
+/// this document's valid steps.
 fn against_meta_schema(
-    doc: &SpannedDocument,
-    meta: &MetaSchema,
-    origin: Origin,
-    unjudged: &HashSet<String>,
-    out: &mut Vec<Finding>,
-) {
-    against_meta_schema_memo(doc, meta, origin, unjudged, out, None);
-}
-
-/// [`against_meta_schema`], taking the steps `memo` holds as valid without asking again,
-/// and leaving it holding this document's valid steps.
-fn against_meta_schema_memo(
     doc: &SpannedDocument,
     meta: &MetaSchema,
     origin: Origin,
