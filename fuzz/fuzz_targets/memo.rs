@@ -3,14 +3,16 @@
 //!
 //! The input's first four bytes are the edit (where, little-endian, modulo the length; the
 //! byte typed; how many bytes it replaces, 0–3); the rest is the draft, checked against
-//! the example definition. The findings are the same both ways, at every revision.
+//! the example definition. The findings are the same both ways, at every revision — and
+//! the same again with the expression pass split over two threads before the top-level
+//! step the typed byte picks.
 #![no_main]
 
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use lwir_spec::document::read_document;
-use lwir_validators::expr::Memo;
+use lwir_validators::expr::{Memo, with_split};
 use lwir_validators::pipeline::{Definition, validate_read};
 
 fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
@@ -34,6 +36,9 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
             .findings
         };
         let kept = check(Some(&mut memo));
-        assert_eq!(kept, check(None), "the memo changed the findings");
+        let whole = with_split(None, || check(None));
+        assert_eq!(kept, whole, "the memo changed the findings");
+        let split = with_split(Some(usize::from(head[2] % 8) + 1), || check(None));
+        assert_eq!(split, whole, "splitting the expression pass changed the findings");
     }
 });

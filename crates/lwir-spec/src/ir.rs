@@ -144,8 +144,8 @@ impl<'d> Draft<'d> {
     }
 
     /// Visits every step, nested ones included, in document order (depth first).
-    pub fn walk(&self, visit: &mut impl FnMut(&Step<'d>)) {
-        fn go<'d>(steps: &[Step<'d>], visit: &mut impl FnMut(&Step<'d>)) {
+    pub fn walk<'a>(&'a self, visit: &mut impl FnMut(&'a Step<'d>)) {
+        fn go<'a, 'd>(steps: &'a [Step<'d>], visit: &mut impl FnMut(&'a Step<'d>)) {
             for step in steps {
                 visit(step);
                 for list in step.nested() {

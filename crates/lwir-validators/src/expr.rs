@@ -33,11 +33,13 @@ use crate::compat::{self, Compat};
 use crate::{Context, one_of};
 
 mod calls;
+mod halves;
 pub(crate) mod memo;
 mod plan;
 mod scope;
 mod typer;
 
+pub use halves::with_split;
 pub use memo::Memo;
 pub use plan::{Plan, PlanEntry};
 pub(crate) use scope::Reference;
@@ -77,20 +79,7 @@ pub(crate) fn check(
             in_order.push(id);
         }
     });
-    let mut checker = Checker {
-        cx,
-        source: cx.draft_doc.source(),
-        input,
-        ids,
-        ids_in_order: in_order,
-        out,
-        analysis: Analysis::default(),
-        current_step: Arc::from(""),
-        tool_types: HashMap::default(),
-        output_types: HashMap::default(),
-        want_plan: plan,
-        parsed: ParseCache::default(),
-    };
+    let mut checker = Checker::new(cx, input, &ids, &in_order, out, plan);
     let mut scope = Scope::default();
     match memo {
         // The plan is not kept: a memo serves an editor, which shows findings.
@@ -99,6 +88,8 @@ pub(crate) fn check(
             *memo = memo::Steps::default();
             checker.list(&cx.draft.steps, &mut scope);
         }
+        // The plan's entries are numbered in one order: it is built on one thread.
+        None if !plan => checker.halves(&cx.draft.steps, &mut scope),
         None => checker.list(&cx.draft.steps, &mut scope),
     }
     if let Some(output) = cx.draft.root.get("output") {
@@ -142,20 +133,8 @@ pub fn type_of_value(
         .iter()
         .find(|(name, _)| *name == "input")
         .map_or(Ty::Any, |(_, ty)| ty.clone());
-    let mut checker = Checker {
-        cx: &cx,
-        source: document.source(),
-        input,
-        ids: HashSet::default(),
-        ids_in_order: Vec::new(),
-        out: &mut out,
-        analysis: Analysis::default(),
-        current_step: Arc::from(""),
-        tool_types: HashMap::default(),
-        output_types: HashMap::default(),
-        want_plan: false,
-        parsed: ParseCache::default(),
-    };
+    let ids = HashSet::default();
+    let mut checker = Checker::new(&cx, input, &ids, &[], &mut out, false);
     let scope = Scope {
         vars: variables
             .iter()
@@ -171,23 +150,55 @@ struct Checker<'c, 'd, 'o> {
     cx: &'c Context<'d>,
     source: &'d [u8],
     input: Ty,
-    ids: HashSet<&'d str>,
+    /// The ids of the draft's steps.
+    ids: &'c HashSet<&'d str>,
     /// The same, in document order (repeated ids repeated).
-    ids_in_order: Vec<&'d str>,
+    ids_in_order: &'c [&'d str],
     out: &'o mut Vec<Finding>,
     analysis: Analysis,
     /// The pointer to the step being checked, shared by the references it makes.
     current_step: Arc<str>,
     /// Types derived from the definition's schemas, once per tool (and input property).
-    tool_types: HashMap<(String, String), Ty>,
+    tool_types: HashMap<(&'d str, &'d str), Arc<Ty>>,
     /// Types of the draft's own output schemas, by their source bytes: the same text is the
     /// same schema, so a draft that repeats one (every model call of a kind, say) derives
     /// its type once.
-    output_types: HashMap<&'d [u8], Ty>,
+    output_types: HashMap<&'d [u8], Arc<Ty>>,
     /// Whether to build the compiled plan.
     want_plan: bool,
     /// Parsed string values by their text.
     parsed: ParseCache,
+    /// Whether only what later steps see of a step is wanted (its id, output type and
+    /// whether it may be absent): the checks that cannot change it are skipped, and what
+    /// the others find is thrown away (see `halves`).
+    quiet: bool,
+}
+
+impl<'c, 'd, 'o> Checker<'c, 'd, 'o> {
+    fn new(
+        cx: &'c Context<'d>,
+        input: Ty,
+        ids: &'c HashSet<&'d str>,
+        ids_in_order: &'c [&'d str],
+        out: &'o mut Vec<Finding>,
+        want_plan: bool,
+    ) -> Self {
+        Checker {
+            cx,
+            source: cx.draft_doc.source(),
+            input,
+            ids,
+            ids_in_order,
+            out,
+            analysis: Analysis::default(),
+            current_step: Arc::from(""),
+            tool_types: HashMap::default(),
+            output_types: HashMap::default(),
+            want_plan,
+            parsed: ParseCache::default(),
+            quiet: false,
+        }
+    }
 }
 
 /// String values with interpolations, parsed, by their text: parsing is a function of the
@@ -269,7 +280,8 @@ impl<'d> Checker<'_, 'd, '_> {
     /// Checks one step in `scope`; returns what later steps see of it.
     fn step(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) -> Option<StepInfo<'d>> {
         self.current_step = Arc::from(step.pointer.as_str());
-        if let Some(when) = step.field("when") {
+        let quiet = self.quiet;
+        if let Some(when) = step.field("when").filter(|_| !quiet) {
             let ty = self.value(when, step.pointer_to("when"), scope);
             self.expect_bool(&ty, when, &step.pointer_to("when"), "`when`");
         }
@@ -277,22 +289,29 @@ impl<'d> Checker<'_, 'd, '_> {
         let output = match kind {
             StepKind::ToolCall => self.tool_call(step, scope),
             StepKind::ModelCall | StepKind::CodeRun => {
-                for field in ["prompt", "system", "input"] {
+                let fields: &[&str] = if self.quiet {
+                    &[]
+                } else {
+                    &["prompt", "system", "input"]
+                };
+                for &field in fields {
                     if let Some(node) = step.field(field) {
                         self.value(node, step.pointer_to(field), scope);
                     }
                 }
                 Some(
                     step.field("output")
-                        .map_or(Ty::Any, |s| self.output_type(s)),
+                        .map_or_else(|| Arc::new(Ty::Any), |s| self.output_type(s)),
                 )
             }
-            StepKind::Map => Some(self.map(step, scope)),
-            StepKind::Reduce => Some(self.reduce(step, scope)),
+            StepKind::Map => Some(Arc::new(self.map(step, scope))),
+            StepKind::Reduce => Some(Arc::new(self.reduce(step, scope))),
             StepKind::Branch => {
                 self.branch(step, scope);
                 None
             }
+            // Nothing of a loop is seen after it.
+            StepKind::Loop if self.quiet => None,
             StepKind::Loop => {
                 let depth = scope.steps.len();
                 for list in step.nested() {
@@ -309,18 +328,23 @@ impl<'d> Checker<'_, 'd, '_> {
         };
         Some(StepInfo {
             id: step.id()?,
-            output: output.map(Arc::new),
+            output,
             maybe_absent: step.field("when").is_some(),
         })
     }
 
-    fn tool_call(&mut self, step: &Step<'d>, scope: &Scope<'d>) -> Option<Ty> {
+    fn tool_call(&mut self, step: &Step<'d>, scope: &Scope<'d>) -> Option<Arc<Ty>> {
         let tool = self
             .cx
             .definition
             .as_ref()
             .and_then(|(_, d)| d.tool(step.field("tool")?.as_str()?));
-        if let Some(args) = step.field("args").and_then(Node::as_object) {
+        let quiet = self.quiet;
+        if let Some(args) = step
+            .field("args")
+            .and_then(Node::as_object)
+            .filter(|_| !quiet)
+        {
             let input = tool.and_then(|t| t.input());
             for member in args {
                 let at = pointer::join(&step.pointer_to("args"), &member.key);
@@ -337,8 +361,8 @@ impl<'d> Checker<'_, 'd, '_> {
                 let tool_id = tool.map_or("", |t| t.id);
                 let consumer = self
                     .tool_types
-                    .entry((tool_id.to_owned(), member.key.as_str().to_owned()))
-                    .or_insert_with(|| schema_ty(property, schema, true))
+                    .entry((tool_id, member.key.as_str()))
+                    .or_insert_with(|| Arc::new(schema_ty(property, schema, true)))
                     .clone();
                 self.flow(
                     &ty,
@@ -351,28 +375,28 @@ impl<'d> Checker<'_, 'd, '_> {
             }
         }
         let Some(tool) = tool else {
-            return Some(Ty::Any);
+            return Some(Arc::new(Ty::Any));
         };
-        let output = self
-            .tool_types
-            .entry((tool.id.to_owned(), String::new()))
-            .or_insert_with(|| {
+        // Its output by the tool's id and an empty key, which no input property has.
+        let output = self.tool_types.entry((tool.id, "")).or_insert_with(|| {
+            Arc::new(
                 tool.output()
-                    .map_or(Ty::Any, |schema| schema_ty(schema, schema, false))
-            });
-        Some(output.clone())
+                    .map_or(Ty::Any, |schema| schema_ty(schema, schema, false)),
+            )
+        });
+        Some(Arc::clone(output))
     }
 
     /// The type of `schema`, a schema written in the draft (cached by its source bytes).
-    fn output_type(&mut self, schema: &'d Node) -> Ty {
+    fn output_type(&mut self, schema: &'d Node) -> Arc<Ty> {
         let source = self.source;
         match source.get(schema.span.range()) {
-            Some(text) if caches_on() => self
-                .output_types
-                .entry(text)
-                .or_insert_with(|| schema_ty(schema, schema, false))
-                .clone(),
-            _ => schema_ty(schema, schema, false),
+            Some(text) if caches_on() => Arc::clone(
+                self.output_types
+                    .entry(text)
+                    .or_insert_with(|| Arc::new(schema_ty(schema, schema, false))),
+            ),
+            _ => Arc::new(schema_ty(schema, schema, false)),
         }
     }
 
@@ -408,8 +432,10 @@ impl<'d> Checker<'_, 'd, '_> {
         if let Some(name) = step.field("as").and_then(Node::as_str) {
             scope.vars.push((name.to_owned(), element));
         }
+        let quiet = self.quiet;
         let with_ty = step
             .field("with")
+            .filter(|_| !quiet)
             .map(|with| (with, self.value(with, step.pointer_to("with"), scope)));
         scope.vars.truncate(vars);
         if let Some((with, ty)) = with_ty {
@@ -442,11 +468,11 @@ impl<'d> Checker<'_, 'd, '_> {
     }
 
     fn branch(&mut self, step: &Step<'d>, scope: &mut Scope<'d>) {
-        let depth = scope.steps.len();
+        let (depth, quiet) = (scope.steps.len(), self.quiet);
         let mut visible_after = Vec::new();
         if let Some(cases) = step.field("cases").and_then(Node::as_array) {
             for (i, case) in cases.iter().enumerate() {
-                if let Some(when) = case.get("when") {
+                if let Some(when) = case.get("when").filter(|_| !quiet) {
                     let at =
                         pointer::join(&pointer::join_index(&step.pointer_to("cases"), i), "when");
                     self.current_step = Arc::from(step.pointer.as_str());

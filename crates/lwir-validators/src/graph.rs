@@ -2,7 +2,7 @@
 //! the workflow name, and the limits of the definition (step count, parallelism, loop
 //! iterations) and of LWIR itself (`code.run` body size).
 
-use std::borrow::Cow;
+use std::sync::Arc;
 
 use foldhash::HashMap;
 
@@ -16,24 +16,48 @@ use crate::{Context, head, replace_at, unknown_name};
 /// A step with an id, as a node of the dependency graph.
 struct Vertex<'d> {
     id: &'d str,
-    /// The `id` value's span and pointer, where duplicate findings point.
+    /// The `id` value's span, where duplicate findings point.
     id_span: Span,
-    id_at: String,
-    /// Edges: target id, pointer and span — the `after` entries, then the data references
-    /// of the step's expressions (from `data_from` on), whose pointers are borrowed.
-    after: Vec<(&'d str, Cow<'d, str>, Span)>,
+    /// The step's pointer.
+    step: &'d str,
+    /// Edges: the `after` entries, then the data references of the step's expressions
+    /// (from `data_from` on).
+    after: Vec<Edge<'d>>,
     data_from: usize,
+}
+
+/// An edge of the graph: the id it names, where it is written and its bytes.
+struct Edge<'d> {
+    to: &'d str,
+    at: Place<'d>,
+    span: Span,
+}
+
+/// Where an edge is written; its pointer is made only for a finding.
+#[derive(Clone, Copy)]
+enum Place<'d> {
+    /// Entry `.1` of the `after` of the step at `.0`.
+    After(&'d str, usize),
+    /// A data reference, at this pointer.
+    Data(&'d str),
+}
+
+impl Place<'_> {
+    fn pointer(self) -> String {
+        match self {
+            Place::After(step, i) => pointer::join_index(&pointer::join(step, "after"), i),
+            Place::Data(at) => at.to_owned(),
+        }
+    }
 }
 
 pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &mut Vec<Finding>) {
     let mut vertices: Vec<Vertex<'a>> = Vec::new();
-    // Pointer to each vertex's step.
-    let mut step_ats: Vec<String> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::default();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
     // `after` entries of steps that are not graph vertices (no id, or a repeated one).
-    let mut unplaced: Vec<(&str, Cow<'_, str>, Span)> = Vec::new();
+    let mut unplaced: Vec<Edge<'a>> = Vec::new();
     let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
 
     cx.draft.walk(&mut |step| {
@@ -44,37 +68,36 @@ pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &
             first_over = Some((step.pointer.clone(), head(step.node.span)));
         }
         bounds(step, limits, out);
-        let after: Vec<(&str, Cow<'_, str>, Span)> = step
+        let after: Vec<Edge<'a>> = step
             .field("after")
             .and_then(Node::as_array)
             .unwrap_or_default()
             .iter()
             .enumerate()
             .filter_map(|(i, n)| {
-                Some((
-                    n.as_str()?,
-                    Cow::Owned(pointer::join_index(&step.pointer_to("after"), i)),
-                    n.span,
-                ))
+                Some(Edge {
+                    to: n.as_str()?,
+                    at: Place::After(&step.pointer, i),
+                    span: n.span,
+                })
             })
             .collect();
         let Some((id_node, id)) = step.field("id").and_then(|n| Some((n, n.as_str()?))) else {
             unplaced.extend(after);
             return;
         };
-        let id_at = step.pointer_to("id");
         if let Some(&first) = index.get(id) {
             let first: &Vertex<'_> = &vertices[first];
             out.push(
                 Finding::new(
                     Code::DuplicateStepId,
-                    id_at,
+                    step.pointer_to("id"),
                     id_node.span,
                     format!("step id `{id}` is used twice"),
                 )
                 .with_help("step ids must be unique in the whole document, nested steps included")
                 .with_related(
-                    first.id_at.clone(),
+                    pointer::join(first.step, "id"),
                     first.id_span,
                     "first used here",
                 ),
@@ -87,29 +110,40 @@ pub(crate) fn check<'a>(cx: &'a Context<'_>, references: &'a [Reference], out: &
         vertices.push(Vertex {
             id,
             id_span: id_node.span,
-            id_at,
+            step: &step.pointer,
             data_from: after.len(),
             after,
         });
-        step_ats.push(step.pointer.clone());
     });
 
     dangling_after(&vertices, &unplaced, &index, out);
     // Data references are edges too: a step waits for the steps whose outputs it reads.
-    let by_pointer: HashMap<&str, usize> = step_ats
+    let by_pointer: HashMap<&str, usize> = vertices
         .iter()
         .enumerate()
-        .map(|(i, at)| (at.as_str(), i))
+        .map(|(i, v)| (v.step, i))
         .collect();
+    // A step's references are next to each other and share its pointer: it is looked up
+    // once for them.
+    let mut last: Option<(&Arc<str>, Option<usize>)> = None;
     for r in references {
-        if let Some(&from) = by_pointer.get(&*r.from_step) {
-            vertices[from]
-                .after
-                .push((r.to.as_str(), Cow::Borrowed(&r.pointer), r.span));
+        let from = match last {
+            Some((step, from)) if Arc::ptr_eq(step, &r.from_step) => from,
+            _ => {
+                let from = by_pointer.get(&*r.from_step).copied();
+                last = Some((&r.from_step, from));
+                from
+            }
+        };
+        if let Some(from) = from {
+            vertices[from].after.push(Edge {
+                to: r.to.as_str(),
+                at: Place::Data(&r.pointer),
+                span: r.span,
+            });
         }
     }
     drop(by_pointer);
-    drop(step_ats);
     cycles(&vertices, &index, out);
 
     if let Some((_, def)) = &cx.definition {
@@ -208,7 +242,7 @@ fn over_limit(step: &Step<'_>, field: &str, limit: u64, code: Code) -> Option<Fi
 
 fn dangling_after(
     vertices: &[Vertex<'_>],
-    unplaced: &[(&str, Cow<'_, str>, Span)],
+    unplaced: &[Edge<'_>],
     index: &HashMap<&str, usize>,
     out: &mut Vec<Finding>,
 ) {
@@ -216,21 +250,23 @@ fn dangling_after(
         .iter()
         .flat_map(|v| v.after[..v.data_from].iter().map(move |a| (Some(v.id), a)))
         .chain(unplaced.iter().map(|a| (None, a)));
-    for (own_id, (target, at, span)) in entries {
+    for (own_id, edge) in entries {
+        let target = edge.to;
         if index.contains_key(target) {
             continue;
         }
+        let at = edge.at.pointer();
         let mut finding = Finding::new(
             Code::DanglingAfter,
             at.clone(),
-            *span,
+            edge.span,
             format!("`after` names `{target}`, which is not a step"),
         );
         let ids = vertices
             .iter()
             .map(|v| v.id)
             .filter(|id| Some(*id) != own_id);
-        finding = unknown_name(finding, target, ids, replace_at(at), |_| {
+        finding = unknown_name(finding, target, ids, replace_at(&at), |_| {
             "remove it, or name the step that must finish first".to_owned()
         });
         out.push(finding);
@@ -256,7 +292,7 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
         let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
         mark[root] = Mark::Open;
         while let Some(&mut (v, ref mut edge)) = stack.last_mut() {
-            let Some((target, _, _)) = vertices[v].after.get(*edge) else {
+            let Some(Edge { to: target, .. }) = vertices[v].after.get(*edge) else {
                 mark[v] = Mark::Done;
                 stack.pop();
                 continue;
@@ -293,23 +329,27 @@ fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
     let mut names: Vec<&str> = path.iter().map(|&(u, _)| vertices[u].id).collect();
     names.push(vertices[path[0].0].id);
     let (last, last_edge) = *path.last().unwrap_or(&path[0]);
-    let (_, at, span) = &vertices[last].after[last_edge];
+    let edge = &vertices[last].after[last_edge];
     let mut finding = Finding::new(
         Code::DependencyCycle,
-        at.clone(),
-        *span,
+        edge.at.pointer(),
+        edge.span,
         format!("dependency cycle: {}", names.join(" → ")),
     )
     .with_help("no step of a cycle can ever start; remove one of these dependencies");
     for &(u, e) in &path[..path.len() - 1] {
-        let (target, at, span) = &vertices[u].after[e];
+        let Edge {
+            to: target,
+            at,
+            span,
+        } = &vertices[u].after[e];
         let how = if e < vertices[u].data_from {
             "runs after"
         } else {
             "reads the output of"
         };
         finding = finding.with_related(
-            at.clone(),
+            at.pointer(),
             *span,
             format!("`{}` {how} `{target}`", vertices[u].id),
         );

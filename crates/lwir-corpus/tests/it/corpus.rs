@@ -186,6 +186,34 @@ fn caches_change_no_report() {
     }
 }
 
+/// The expression pass split over two threads finds what it finds on one: every fixture's
+/// reports are the same split before each of its top-level steps (a large draft is split
+/// near the middle; here the split is forced wherever it can be).
+#[test]
+fn halves_change_no_report() {
+    use lwir_validators::expr::with_split;
+    let mut splits = 0;
+    for fixture in all_fixtures() {
+        let whole = with_split(None, || report(&fixture.validate()));
+        let steps = serde_json::from_slice::<serde_json::Value>(&fixture.draft().bytes)
+            .ok()
+            .and_then(|d| Some(d.get("steps")?.as_array()?.len()))
+            .unwrap_or(0);
+        for k in 1..steps {
+            let split = with_split(Some(k), || report(&fixture.validate()));
+            assert_eq!(
+                split,
+                whole,
+                "{}: split before top-level step {k}",
+                case_name(&fixture.path)
+            );
+            splits += 1;
+        }
+    }
+    // Many fixtures have several top-level steps (a hundred splits in all).
+    assert!(splits > 50, "only {splits} splits were tried");
+}
+
 /// Each `invalid_*` fixture reports its folder's code and its reports are snapshotted
 /// beside it (`invalid_typo.json` → `invalid_typo.snap`); each `valid_*` fixture reports no
 /// error and nothing of its folder's code.

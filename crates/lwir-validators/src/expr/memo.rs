@@ -123,7 +123,7 @@ impl<'d> Checker<'_, 'd, '_> {
         let definition = self.cx.definition.as_ref().map(|(d, _)| d.source());
         let same_context = memo.definition.as_deref() == definition
             && memo.ids.len() == self.ids_in_order.len()
-            && memo.ids.iter().zip(&self.ids_in_order).all(|(a, b)| a == b);
+            && memo.ids.iter().zip(self.ids_in_order).all(|(a, b)| a == b);
         let old_source = std::mem::take(&mut memo.source);
         let mut old = std::mem::take(&mut memo.entries).into_iter();
         // Whether the scope before the next step is the one before it in the last revision.

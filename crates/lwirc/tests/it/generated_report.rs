@@ -126,3 +126,34 @@ fn caches_change_no_generated_report() {
         assert_eq!(cached, straight);
     }
 }
+
+/// The expression pass split over two threads (as it is, near the middle, on drafts this
+/// large, and at a few other places) finds what it finds on one thread: the generated
+/// drafts' reports, both shapes, with mistakes.
+#[test]
+fn halves_change_no_generated_report() {
+    use lwir_validators::expr::with_split;
+    let drafts = [
+        (
+            with_mistakes(generated::draft(2_000)),
+            generated::definition(2_000),
+        ),
+        (
+            real_with_mistakes(generated::real_draft(2_000)),
+            generated::real_definition(2_000),
+        ),
+    ];
+    for (draft, definition) in drafts {
+        let steps = serde_json::from_slice::<serde_json::Value>(&draft).unwrap()["steps"]
+            .as_array()
+            .unwrap()
+            .len();
+        let run = || report(draft.clone(), definition.clone());
+        let whole = with_split(None, run);
+        assert!(whole.contains("\"findings\""));
+        assert_eq!(run(), whole, "split where a large draft is");
+        for k in [1, 2, steps / 3, steps - 1] {
+            assert_eq!(with_split(Some(k), run), whole, "split before step {k}");
+        }
+    }
+}
