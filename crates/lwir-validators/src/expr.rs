@@ -51,8 +51,20 @@ use typer::*;
 pub struct Analysis {
     /// The compiled expression plan.
     pub plan: Plan,
-    /// Resolved `steps.<id>` references: reading step pointer, referenced id, place.
+    /// Resolved `steps.<id>` references: reading step pointer, referenced id, place; in
+    /// document order, after those of `earlier`.
     pub(crate) references: Vec<Reference>,
+    /// References put aside whole, in order, before `references`: each thread's part of
+    /// a split pass (see `halves`), which a large draft has hundreds of thousands of, is
+    /// kept as it is instead of copied into one list.
+    earlier: Vec<Vec<Reference>>,
+}
+
+impl Analysis {
+    /// Every resolved reference, in document order.
+    pub(crate) fn all_references(&self) -> impl Iterator<Item = &Reference> + Clone {
+        self.earlier.iter().flatten().chain(&self.references)
+    }
 }
 
 /// Runs the expression checks; pushes findings into `out`.
@@ -99,14 +111,12 @@ pub(crate) fn check(
             && let Some(schema) = def.root.get("output")
         {
             let consumer = schema_ty(schema, schema, true);
-            checker.flow(
-                &ty,
-                &consumer,
-                "/output",
-                output.span,
-                "the workflow output",
-                "the definition's `output` schema",
-            );
+            checker.flow(&ty, &consumer, "/output", output.span, || {
+                (
+                    "the workflow output".to_owned(),
+                    "the definition's `output` schema".to_owned(),
+                )
+            });
         }
     }
     checker.analysis
@@ -135,13 +145,11 @@ pub fn type_of_value(
         .map_or(Ty::Any, |(_, ty)| ty.clone());
     let ids = HashSet::default();
     let mut checker = Checker::new(&cx, input, &ids, &[], &mut out, false);
-    let scope = Scope {
-        vars: variables
-            .iter()
-            .map(|(name, ty)| ((*name).to_owned(), ty.clone()))
-            .collect(),
-        ..Scope::default()
-    };
+    let mut scope = Scope::default();
+    scope.vars = variables
+        .iter()
+        .map(|(name, ty)| ((*name).to_owned(), ty.clone()))
+        .collect();
     let ty = checker.value(node, pointer.to_owned(), &scope);
     (ty, out)
 }
@@ -364,14 +372,12 @@ impl<'d> Checker<'_, 'd, '_> {
                     .entry((tool_id, member.key.as_str()))
                     .or_insert_with(|| Arc::new(schema_ty(property, schema, true)))
                     .clone();
-                self.flow(
-                    &ty,
-                    &consumer,
-                    &at,
-                    member.value.span,
-                    &format!("argument `{}`", member.key),
-                    &format!("`{tool_id}`'s input property `{}`", member.key),
-                );
+                self.flow(&ty, &consumer, &at, member.value.span, || {
+                    (
+                        format!("argument `{}`", member.key),
+                        format!("`{tool_id}`'s input property `{}`", member.key),
+                    )
+                });
             }
         }
         let Some(tool) = tool else {
@@ -527,9 +533,24 @@ impl<'d> Checker<'_, 'd, '_> {
         }
     }
 
-    /// Checks a producer → consumer flow and reports what is wrong with it.
-    fn flow(&mut self, producer: &Ty, consumer: &Ty, at: &str, span: Span, what: &str, into: &str) {
-        if let Some(finding) = compat::flow_finding(producer, consumer, at, span, what, into) {
+    /// Checks a producer → consumer flow and reports what is wrong with it; `names` says
+    /// what flows into what, and is asked only for a finding.
+    fn flow(
+        &mut self,
+        producer: &Ty,
+        consumer: &Ty,
+        at: &str,
+        span: Span,
+        names: impl FnOnce() -> (String, String),
+    ) {
+        // Most flows are fine: they are not described in words before that is known.
+        if matches!(producer, Ty::Any)
+            || matches!(compat::check(producer, consumer), Compat::Compatible)
+        {
+            return;
+        }
+        let (what, into) = names();
+        if let Some(finding) = compat::flow_finding(producer, consumer, at, span, &what, &into) {
             self.push(finding);
         }
     }

@@ -113,7 +113,8 @@ impl<'d> Checker<'_, 'd, '_> {
         match found {
             Some(found) if same(&scope.steps, &found.assumed) => {
                 self.out.extend(found.findings);
-                self.analysis.references.extend(found.references);
+                let first = std::mem::take(&mut self.analysis.references);
+                self.analysis.earlier.extend([first, found.references]);
                 *scope = found.scope;
             }
             // No thread to be had, or (never) a different scope: the rest is checked here.

@@ -32,38 +32,34 @@ pub(super) struct StepInfo<'d> {
 #[derive(Debug, Default)]
 pub(super) struct Scope<'d> {
     pub(super) steps: Vec<StepInfo<'d>>,
-    pub(super) by_id: HashMap<&'d str, Vec<usize>>,
+    /// For each of `steps`, the index of the step of the same id it hides, if any.
+    hides: Vec<Option<usize>>,
+    /// The index of the innermost step with each id.
+    by_id: HashMap<&'d str, usize>,
     pub(super) vars: Vec<(String, Ty)>,
 }
 
 impl<'d> Scope<'d> {
     pub(super) fn push_step(&mut self, info: StepInfo<'d>) {
-        self.by_id
-            .entry(info.id)
-            .or_default()
-            .push(self.steps.len());
+        let hidden = self.by_id.insert(info.id, self.steps.len());
+        self.hides.push(hidden);
         self.steps.push(info);
     }
 
     /// Removes the steps pushed since the stack had `len` entries, and returns them.
     pub(super) fn pop_steps(&mut self, len: usize) -> Vec<StepInfo<'d>> {
         let removed: Vec<StepInfo<'d>> = self.steps.drain(len..).collect();
-        for info in removed.iter().rev() {
-            if let Some(v) = self.by_id.get_mut(info.id) {
-                v.pop();
-                if v.is_empty() {
-                    self.by_id.remove(info.id);
-                }
-            }
+        for (info, hidden) in removed.iter().zip(self.hides.drain(len..)).rev() {
+            match hidden {
+                Some(i) => self.by_id.insert(info.id, i),
+                None => self.by_id.remove(info.id),
+            };
         }
         removed
     }
 
     /// The innermost visible step with id `id`.
     pub(super) fn step(&self, id: &str) -> Option<&StepInfo<'d>> {
-        self.by_id
-            .get(id)
-            .and_then(|v| v.last())
-            .map(|&i| &self.steps[i])
+        self.by_id.get(id).map(|&i| &self.steps[i])
     }
 }
