@@ -52,9 +52,8 @@ impl Place<'_> {
 }
 
 /// The graph of a draft's steps and their `after` entries, and what was found building it
-/// (bounds, repeated ids, `after` entries naming no step): the part of the pass that does
-/// not need the data references, so that it can be built beside the expression pass.
-pub(crate) struct Graph<'a> {
+/// (bounds, repeated ids, `after` entries naming no step).
+struct Graph<'a> {
     vertices: Vec<Vertex<'a>>,
     index: HashMap<&'a str, usize>,
     /// How many steps the draft has, and the first over the definition's limit.
@@ -65,7 +64,7 @@ pub(crate) struct Graph<'a> {
 }
 
 impl<'a> Graph<'a> {
-    pub(crate) fn new(cx: &'a Context<'_>) -> Self {
+    fn new(cx: &'a Context<'_>) -> Self {
         let mut findings = Vec::new();
         let out = &mut findings;
         let mut vertices: Vec<Vertex<'a>> = Vec::new();
@@ -146,12 +145,11 @@ impl<'a> Graph<'a> {
     }
 }
 
-/// Checks the graph `graph` of the draft of `cx` with the data references of its
-/// expressions as edges too; pushes into `out` what was found building it, then the
-/// cycles, the workflow name and the step limit.
+/// Checks the graph of the draft of `cx`, with the data references of its expressions
+/// as edges too: bounds, repeated ids, `after` entries naming no step, cycles, the
+/// workflow name and the step limit.
 pub(crate) fn check<'a>(
-    cx: &Context<'_>,
-    graph: Graph<'a>,
+    cx: &'a Context<'_>,
     references: impl Iterator<Item = &'a Reference> + Clone,
     out: &mut Vec<Finding>,
 ) {
@@ -162,7 +160,7 @@ pub(crate) fn check<'a>(
         first_over,
         limits,
         mut findings,
-    } = graph;
+    } = Graph::new(cx);
     out.append(&mut findings);
     // Data references are edges too: a step waits for the steps whose outputs it reads.
     let by_pointer: HashMap<&str, usize> = vertices

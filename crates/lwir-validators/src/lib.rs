@@ -107,12 +107,11 @@ pub fn check_draft_memo(
         draft: Draft::new(draft.root()),
         definition: definition.map(|d| (d, Definition::new(d.root()))),
     };
-    // The meta-schema, capability and model passes, and the graph of `after` entries, are
-    // independent of the expression pass: they run on another thread while it runs here
-    // (itself on two threads when the draft is large); the graph pass is finished here
-    // with the expressions' data references. The findings are put together in the order
-    // the passes ran in one after the other (shape, expressions, graph, capabilities,
-    // models), so the order — and the sort after — is the same.
+    // The meta-schema, capability and model passes are independent of the expression and
+    // graph passes: they run on another thread while those run here (the expression pass
+    // itself on two threads when the draft is large). The findings are put together in
+    // the order the passes ran in one after the other (shape, expressions, graph,
+    // capabilities, models), so the order — and the sort after — is the same.
     let (steps_memo, shape_memo) = match memo {
         Some(m) => (Some(&mut m.steps), Some(&mut m.shape)),
         None => (None, None),
@@ -125,8 +124,7 @@ pub fn check_draft_memo(
             capability::check(&cx, &mut last);
             model::check(&cx, &mut last);
         }
-        // The graph of `after` entries too (the data references are added to it later).
-        (first, last, graph::Graph::new(&cx))
+        (first, last)
     };
     let ((mut findings, mut last), mut rest, analysis) = std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
@@ -136,7 +134,7 @@ pub fn check_draft_memo(
             .spawn_scoped(scope, || other(shape_memo));
         let mut rest = Vec::new();
         let analysis = expr::check(&cx, &mut rest, plan, steps_memo);
-        let (first, last, graph) = match handle {
+        let (first, last) = match handle {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
@@ -144,7 +142,7 @@ pub fn check_draft_memo(
             // the thread; what it holds is keyed by text, and stays true).
             Err(_) => other(None),
         };
-        graph::check(&cx, graph, analysis.all_references(), &mut rest);
+        graph::check(&cx, analysis.all_references(), &mut rest);
         ((first, last), rest, analysis)
     });
     findings.append(&mut rest);
