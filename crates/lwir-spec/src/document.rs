@@ -726,6 +726,7 @@ impl<B: Build> Reader<'_, B> {
         let start = self.pos;
         self.pos += 1;
         let mut out = Str::default();
+        let mut reserved = false;
         loop {
             let run = self.pos;
             self.pos += plain_prefix(&self.bytes[self.pos..]);
@@ -744,7 +745,18 @@ impl<B: Build> Reader<'_, B> {
                     out.shrink_to_fit();
                     return Ok((out, Span::new(start, self.pos)));
                 }
-                Some(b'\\') => self.escape(&mut out)?,
+                Some(b'\\') => {
+                    if !reserved {
+                        // A string with escapes grows as it is decoded: it is made as long
+                        // as the rest of its text (which decoding only shortens, but for a
+                        // byte of bad UTF-8) once, not grown again and again — a string of
+                        // 100 MB would otherwise be copied at each growth, and held twice
+                        // while it is.
+                        reserved = true;
+                        out.reserve(string_rest(&self.bytes[self.pos..]));
+                    }
+                    self.escape(&mut out)?;
+                }
                 Some(c) => {
                     // A raw control character: recoverable, the string's extent is clear.
                     self.context.findings.push(
@@ -1242,6 +1254,20 @@ fn escape_lengths(rest: &[u8]) -> (usize, usize) {
 /// writer. Eight bytes at a time (each word tested at once for the three kinds of byte,
 /// by the exact any-byte tests of SWAR arithmetic), then byte by byte from the word that
 /// has one.
+/// How many bytes of a string's text are left in `bytes`, which start inside it: up to its
+/// closing quote (all of them when there is none).
+fn string_rest(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(i) = memchr::memchr2(b'"', b'\\', &bytes[at..]) {
+        if bytes[at + i] == b'"' {
+            return at + i;
+        }
+        // An escape: what follows the backslash is not the end.
+        at = (at + i + 2).min(bytes.len());
+    }
+    bytes.len()
+}
+
 pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
@@ -1273,6 +1299,35 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// `string_rest` finds the quote that closes a string, past escaped quotes and
+        /// backslashes.
+        #[test]
+        fn string_rest_ends_at_the_closing_quote(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    6 => 0x20u8..=0x7e,
+                    1 => proptest::strategy::Just(b'"'),
+                    2 => proptest::strategy::Just(b'\\'),
+                ],
+                0..80,
+            )
+        ) {
+            // The closing quote: the first `"` not escaped by the backslash before it.
+            let mut expected = bytes.len();
+            let mut i = 0;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        expected = i;
+                        break;
+                    }
+                    _ => i += 1,
+                }
+            }
+            proptest::prop_assert_eq!(string_rest(&bytes), expected);
+        }
+
         /// `plain_prefix` stops where a byte-by-byte scan stops, wherever the special byte
         /// falls in a word of eight.
         #[test]
