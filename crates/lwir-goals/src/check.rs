@@ -298,8 +298,12 @@ pub fn check(cx: &Context<'_>, items: &[ItemSpec], root: &str) -> (Vec<Finding>,
                         target,
                         &input_pointer,
                         node.span,
-                        &format!("the input of work item `{}`", item.key),
-                        &format!("the input schema of template `{}`", item.template),
+                        || {
+                            (
+                                format!("the input of work item `{}`", item.key),
+                                format!("the input schema of template `{}`", item.template),
+                            )
+                        },
                     ));
                 } else {
                     out.extend(members);
@@ -638,17 +642,17 @@ fn member_flows(
             continue;
         };
         let at = lwir_spec::pointer::join(input_pointer, &member.key);
-        if let Some(finding) = lwir_validators::compat::flow_finding(
-            &given,
-            &wanted,
-            &at,
-            member.value.span,
-            &format!("`{}` of the input of work item `{}`", member.key, item.key),
-            &format!(
-                "property `{}` of the input schema of template `{}`",
-                member.key, item.template
-            ),
-        ) && finding.is_error()
+        if let Some(finding) =
+            lwir_validators::compat::flow_finding(&given, &wanted, &at, member.value.span, || {
+                (
+                    format!("`{}` of the input of work item `{}`", member.key, item.key),
+                    format!(
+                        "property `{}` of the input schema of template `{}`",
+                        member.key, item.template
+                    ),
+                )
+            })
+            && finding.is_error()
         {
             out.push(finding);
         }

@@ -683,15 +683,15 @@ fn has_pattern(ty: &Ty) -> bool {
 /// A value for a message: compact JSON, shortened past 60 characters.
 /// The finding, if any, for a value of `producer` flowing into `consumer` at `at`/`span`
 /// (LW501 when some value may not fit, with an example; LW502 when it cannot be decided):
-/// `what` names the value, `into` where it goes. A dyn producer (`{}` schemas, or a value
-/// after an earlier finding) is left to run time.
+/// `names` gives what names the value and where it goes, and is called only for a
+/// finding (most flows fit). A dyn producer (`{}` schemas, or a value after an earlier
+/// finding) is left to run time.
 pub fn flow_finding(
     producer: &Ty,
     consumer: &Ty,
     at: &str,
     span: Span,
-    what: &str,
-    into: &str,
+    names: impl FnOnce() -> (String, String),
 ) -> Option<Finding> {
     if matches!(producer, Ty::Any) {
         return None;
@@ -703,6 +703,7 @@ pub fn flow_finding(
             reason,
             constraint,
         } => {
+            let (what, into) = names();
             let gives = producer.summary_with_constraints();
             let example = show(&counterexample);
             let message = match constraint {
@@ -721,15 +722,18 @@ pub fn flow_finding(
                     .with_help(format!("for example {counterexample}: {reason}")),
             )
         }
-        Compat::Unknown { reason } => Some(
-            Finding::new(
-                Code::UndecidableValueFlow,
-                at,
-                span,
-                format!("cannot tell whether {what} fits {into}"),
+        Compat::Unknown { reason } => {
+            let (what, into) = names();
+            Some(
+                Finding::new(
+                    Code::UndecidableValueFlow,
+                    at,
+                    span,
+                    format!("cannot tell whether {what} fits {into}"),
+                )
+                .with_help(reason),
             )
-            .with_help(reason),
-        ),
+        }
     }
 }
 

@@ -543,14 +543,7 @@ impl<'d> Checker<'_, 'd, '_> {
         span: Span,
         names: impl FnOnce() -> (String, String),
     ) {
-        // Most flows are fine: they are not described in words before that is known.
-        if matches!(producer, Ty::Any)
-            || matches!(compat::check(producer, consumer), Compat::Compatible)
-        {
-            return;
-        }
-        let (what, into) = names();
-        if let Some(finding) = compat::flow_finding(producer, consumer, at, span, &what, &into) {
+        if let Some(finding) = compat::flow_finding(producer, consumer, at, span, names) {
             self.push(finding);
         }
     }
