@@ -232,15 +232,7 @@ impl Build for Canonical {
 /// [`write_string`] escapes it.
 fn key_at(out: &[u8], at: usize) -> &[u8] {
     let rest = &out[at + 1..];
-    let mut i = 0;
-    while let Some(&b) = rest.get(i) {
-        match b {
-            b'"' => break,
-            b'\\' => i += 2,
-            _ => i += 1,
-        }
-    }
-    &rest[..i.min(rest.len())]
+    &rest[..document::string_rest(rest)]
 }
 
 /// Orders two keys written by [`write_string`] as their decoded texts order in UTF-16.

@@ -1256,7 +1256,7 @@ fn escape_lengths(rest: &[u8]) -> (usize, usize) {
 /// has one.
 /// How many bytes of a string's text are left in `bytes`, which start inside it: up to its
 /// closing quote (all of them when there is none).
-fn string_rest(bytes: &[u8]) -> usize {
+pub(crate) fn string_rest(bytes: &[u8]) -> usize {
     let mut at = 0;
     while let Some(i) = memchr::memchr2(b'"', b'\\', &bytes[at..]) {
         if bytes[at + i] == b'"' {
