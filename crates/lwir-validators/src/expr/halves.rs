@@ -112,7 +112,7 @@ impl<'d> Checker<'_, 'd, '_> {
             })
         });
         match found {
-            Some(found) if same(&scope.steps, &found.assumed) => {
+            Some(found) if scope.steps == found.assumed => {
                 self.out.extend(found.findings);
                 let first = std::mem::take(&mut self.analysis.references);
                 self.analysis.earlier.extend([first, found.references]);
@@ -128,18 +128,4 @@ impl<'d> Checker<'_, 'd, '_> {
             }
         }
     }
-}
-
-/// Whether two scopes' steps are the same.
-fn same(a: &[StepInfo<'_>], b: &[StepInfo<'_>]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(a, b)| {
-            a.id == b.id
-                && a.maybe_absent == b.maybe_absent
-                && match (&a.output, &b.output) {
-                    (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
-                    (None, None) => true,
-                    _ => false,
-                }
-        })
 }

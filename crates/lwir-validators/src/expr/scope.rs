@@ -19,7 +19,7 @@ pub(crate) struct Reference {
     pub(crate) span: Span,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct StepInfo<'d> {
     pub(super) id: &'d str,
     /// Shared: every revision's scope of an editor's draft (see `memo`) holds the same.
