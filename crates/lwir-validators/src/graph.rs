@@ -51,100 +51,6 @@ impl Place<'_> {
     }
 }
 
-/// The graph of a draft's steps and their `after` entries, and what was found building it
-/// (bounds, repeated ids, `after` entries naming no step).
-struct Graph<'a> {
-    vertices: Vec<Vertex<'a>>,
-    index: HashMap<&'a str, usize>,
-    /// How many steps the draft has, and the first over the definition's limit.
-    count: usize,
-    first_over: Option<(String, Span)>,
-    limits: Option<Limits>,
-    findings: Vec<Finding>,
-}
-
-impl<'a> Graph<'a> {
-    fn new(cx: &'a Context<'_>) -> Self {
-        let mut findings = Vec::new();
-        let out = &mut findings;
-        let mut vertices: Vec<Vertex<'a>> = Vec::new();
-        let mut index: HashMap<&str, usize> = HashMap::default();
-        let mut count = 0usize;
-        let mut first_over: Option<(String, Span)> = None;
-        // `after` entries of steps that are not graph vertices (no id, or a repeated one).
-        let mut unplaced: Vec<Edge<'a>> = Vec::new();
-        let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
-
-        cx.draft.walk(&mut |step| {
-            count += 1;
-            if let Some(limits) = limits
-                && count as u64 == limits.max_steps + 1
-            {
-                first_over = Some((step.pointer.clone(), head(step.node.span)));
-            }
-            bounds(step, limits, out);
-            let after: Vec<Edge<'a>> = step
-                .field("after")
-                .and_then(Node::as_array)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-                .filter_map(|(i, n)| {
-                    Some(Edge {
-                        to: n.as_str()?,
-                        at: Place::After(&step.pointer, i),
-                        span: n.span,
-                    })
-                })
-                .collect();
-            let Some((id_node, id)) = step.field("id").and_then(|n| Some((n, n.as_str()?))) else {
-                unplaced.extend(after);
-                return;
-            };
-            if let Some(&first) = index.get(id) {
-                let first: &Vertex<'_> = &vertices[first];
-                out.push(
-                    Finding::new(
-                        Code::DuplicateStepId,
-                        step.pointer_to("id"),
-                        id_node.span,
-                        format!("step id `{id}` is used twice"),
-                    )
-                    .with_help(
-                        "step ids must be unique in the whole document, nested steps included",
-                    )
-                    .with_related(
-                        pointer::join(first.step, "id"),
-                        first.id_span,
-                        "first used here",
-                    ),
-                );
-                // Not a vertex of its own, but its `after` entries must still name steps.
-                unplaced.extend(after);
-                return;
-            }
-            index.insert(id, vertices.len());
-            vertices.push(Vertex {
-                id,
-                id_span: id_node.span,
-                step: &step.pointer,
-                data_from: after.len(),
-                after,
-            });
-        });
-
-        dangling_after(&vertices, &unplaced, &index, out);
-        Graph {
-            vertices,
-            index,
-            count,
-            first_over,
-            limits,
-            findings,
-        }
-    }
-}
-
 /// Checks the graph of the draft of `cx`, with the data references of its expressions
 /// as edges too: bounds, repeated ids, `after` entries naming no step, cycles, the
 /// workflow name and the step limit.
@@ -153,15 +59,71 @@ pub(crate) fn check<'a>(
     references: impl Iterator<Item = &'a Reference> + Clone,
     out: &mut Vec<Finding>,
 ) {
-    let Graph {
-        mut vertices,
-        index,
-        count,
-        first_over,
-        limits,
-        mut findings,
-    } = Graph::new(cx);
-    out.append(&mut findings);
+    let mut vertices: Vec<Vertex<'a>> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    let mut count = 0usize;
+    let mut first_over: Option<(String, Span)> = None;
+    // `after` entries of steps that are not graph vertices (no id, or a repeated one).
+    let mut unplaced: Vec<Edge<'a>> = Vec::new();
+    let limits = cx.definition.as_ref().map(|(_, d)| d.limits);
+
+    cx.draft.walk(&mut |step| {
+        count += 1;
+        if let Some(limits) = limits
+            && count as u64 == limits.max_steps + 1
+        {
+            first_over = Some((step.pointer.clone(), head(step.node.span)));
+        }
+        bounds(step, limits, out);
+        let after: Vec<Edge<'a>> = step
+            .field("after")
+            .and_then(Node::as_array)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                Some(Edge {
+                    to: n.as_str()?,
+                    at: Place::After(&step.pointer, i),
+                    span: n.span,
+                })
+            })
+            .collect();
+        let Some((id_node, id)) = step.field("id").and_then(|n| Some((n, n.as_str()?))) else {
+            unplaced.extend(after);
+            return;
+        };
+        if let Some(&first) = index.get(id) {
+            let first: &Vertex<'_> = &vertices[first];
+            out.push(
+                Finding::new(
+                    Code::DuplicateStepId,
+                    step.pointer_to("id"),
+                    id_node.span,
+                    format!("step id `{id}` is used twice"),
+                )
+                .with_help("step ids must be unique in the whole document, nested steps included")
+                .with_related(
+                    pointer::join(first.step, "id"),
+                    first.id_span,
+                    "first used here",
+                ),
+            );
+            // Not a vertex of its own, but its `after` entries must still name steps.
+            unplaced.extend(after);
+            return;
+        }
+        index.insert(id, vertices.len());
+        vertices.push(Vertex {
+            id,
+            id_span: id_node.span,
+            step: &step.pointer,
+            data_from: after.len(),
+            after,
+        });
+    });
+
+    dangling_after(&vertices, &unplaced, &index, out);
     // Data references are edges too: a step waits for the steps whose outputs it reads.
     let by_pointer: HashMap<&str, usize> = vertices
         .iter()
