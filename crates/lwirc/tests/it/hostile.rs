@@ -62,6 +62,55 @@ fn long_expression_chains_are_findings_not_crashes() {
     }
 }
 
+/// The same chains in a draft large enough that its expressions are checked on two threads
+/// (2 500 steps before the example's; the `write` step is in the part the second thread
+/// checks): findings, not a crash of that thread; and the deepest expression allowed is
+/// checked there without one.
+#[test]
+fn long_expression_chains_in_a_split_draft_are_findings_not_crashes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pads = 2_500;
+    let split_draft = |expression: &str| {
+        let mut draft = draft_with_when(expression);
+        let first = draft["steps"][0].clone();
+        let steps = draft["steps"].as_array_mut().unwrap();
+        let mut padded: Vec<serde_json::Value> = (0..pads)
+            .map(|i| {
+                let mut step = first.clone();
+                step["id"] = format!("pad{i}").into();
+                step
+            })
+            .collect();
+        padded.append(steps);
+        *steps = padded;
+        draft
+    };
+    let at = format!("/steps/{}/when", pads + 3);
+    let chains = [
+        vec!["input.repo"; 7000].join(" + "),
+        vec!["input.repo == 'a'"; 7000].join(" && "),
+        "!".repeat(7000) + "true",
+        "input".to_owned() + &".repo".repeat(7000),
+    ];
+    for chain in &chains {
+        let draft = write_json(tmp.path(), "draft.json", &split_draft(chain));
+        assert!(fs::metadata(&draft).unwrap().len() > 256 * 1024);
+        let out = validate(tmp.path(), &draft, &["--format", "json"]);
+        assert_exit(&out, 1);
+        let found = findings(&out);
+        let too_complex: Vec<_> = found.iter().filter(|f| f["code"] == "LW212").collect();
+        assert_eq!(too_complex.len(), 1, "{found:#?}");
+        assert_eq!(too_complex[0]["pointer"], *at);
+    }
+    let draft = write_json(tmp.path(), "draft.json", &split_draft(&or_chain(62)));
+    let out = validate(tmp.path(), &draft, &["--format", "json"]);
+    // Nothing of the expression: the step limit (200 in the example's definition) is over,
+    // and the workflow's output reads `write`, which may now be skipped (the scope the
+    // second thread left is the one the output is checked in).
+    let codes: Vec<_> = findings(&out).iter().map(|f| f["code"].clone()).collect();
+    assert_eq!(codes, ["LW210", "LW605"], "{}", stdout(&out));
+}
+
 /// An expression at the depth limit is checked, compiled, registered, and its record reads
 /// back: `registry show`, `list`, `verify` and `drift` work on it. (A record used to nest
 /// the typed tree as deep as the expression, so a chain of ~130 terms registered and then
