@@ -20,14 +20,14 @@ use lwir_spec::expr::{
     BinaryOp, Expr, ExprKind, Part, StringValue, SyntaxError, SyntaxErrorKind, UnaryOp,
     parse_string_value,
 };
-use lwir_spec::ir::{Step, StepKind};
+use lwir_spec::ir::{Draft, Step, StepKind};
 use lwir_spec::suggest::suggest;
 use lwir_spec::{Applicability, Code, Finding, Fix, Span, pointer};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::compat::{self, Compat};
 use crate::{Context, one_of};
@@ -81,17 +81,8 @@ pub(crate) fn check(
         .as_ref()
         .and_then(|(_, d)| d.root.get("input"))
         .map_or(Ty::Any, |s| schema_ty(s, s, false));
-    let mut ids = HashSet::default();
-    // In document order too: what suggestions are chosen from, so that of two as close
-    // the first is, whatever the set's order.
-    let mut in_order = Vec::new();
-    cx.draft.walk(&mut |s| {
-        if let Some(id) = s.id() {
-            ids.insert(id);
-            in_order.push(id);
-        }
-    });
-    let mut checker = Checker::new(cx, input, &ids, &in_order, out, plan);
+    let ids = Ids::of(&cx.draft);
+    let mut checker = Checker::new(cx, input, &ids, out, plan);
     let mut scope = Scope::default();
     match memo {
         // The plan is not kept: a memo serves an editor, which shows findings.
@@ -135,7 +126,7 @@ pub fn type_of_value(
 ) -> (Ty, Vec<Finding>) {
     let cx = Context {
         draft_doc: document,
-        draft: lwir_spec::ir::Draft::new(document.root()),
+        draft: Draft::new(document.root()),
         definition: None,
     };
     let mut out = Vec::new();
@@ -143,8 +134,8 @@ pub fn type_of_value(
         .iter()
         .find(|(name, _)| *name == "input")
         .map_or(Ty::Any, |(_, ty)| ty.clone());
-    let ids = HashSet::default();
-    let mut checker = Checker::new(&cx, input, &ids, &[], &mut out, false);
+    let ids = Ids::none();
+    let mut checker = Checker::new(&cx, input, &ids, &mut out, false);
     let mut scope = Scope::default();
     scope.vars = variables
         .iter()
@@ -159,9 +150,7 @@ struct Checker<'c, 'd, 'o> {
     source: &'d [u8],
     input: Ty,
     /// The ids of the draft's steps.
-    ids: &'c HashSet<&'d str>,
-    /// The same, in document order (repeated ids repeated).
-    ids_in_order: &'c [&'d str],
+    ids: &'c Ids<'c, 'd>,
     out: &'o mut Vec<Finding>,
     analysis: Analysis,
     /// The pointer to the step being checked, shared by the references it makes.
@@ -186,8 +175,7 @@ impl<'c, 'd, 'o> Checker<'c, 'd, 'o> {
     fn new(
         cx: &'c Context<'d>,
         input: Ty,
-        ids: &'c HashSet<&'d str>,
-        ids_in_order: &'c [&'d str],
+        ids: &'c Ids<'c, 'd>,
         out: &'o mut Vec<Finding>,
         want_plan: bool,
     ) -> Self {
@@ -196,7 +184,6 @@ impl<'c, 'd, 'o> Checker<'c, 'd, 'o> {
             source: cx.draft_doc.source(),
             input,
             ids,
-            ids_in_order,
             out,
             analysis: Analysis::default(),
             current_step: Arc::from(""),
@@ -206,6 +193,58 @@ impl<'c, 'd, 'o> Checker<'c, 'd, 'o> {
             parsed: ParseCache::default(),
             quiet: false,
         }
+    }
+}
+
+/// The ids of a draft's steps, found when first asked for: only a reference that does not
+/// resolve (a finding) or the editor's memo needs them, and finding them walks every step.
+struct Ids<'c, 'd> {
+    draft: Option<&'c Draft<'d>>,
+    found: OnceLock<(HashSet<&'d str>, Vec<&'d str>)>,
+}
+
+impl<'c, 'd> Ids<'c, 'd> {
+    fn of(draft: &'c Draft<'d>) -> Self {
+        Ids {
+            draft: Some(draft),
+            found: OnceLock::new(),
+        }
+    }
+
+    /// No steps: for a value outside a draft.
+    fn none() -> Self {
+        Ids {
+            draft: None,
+            found: OnceLock::new(),
+        }
+    }
+
+    fn found(&self) -> &(HashSet<&'d str>, Vec<&'d str>) {
+        self.found.get_or_init(|| {
+            let mut ids = HashSet::default();
+            // In document order too: what suggestions are chosen from, so that of two as
+            // close the first is, whatever the set's order.
+            let mut in_order = Vec::new();
+            if let Some(draft) = self.draft {
+                draft.walk(&mut |s| {
+                    if let Some(id) = s.id() {
+                        ids.insert(id);
+                        in_order.push(id);
+                    }
+                });
+            }
+            (ids, in_order)
+        })
+    }
+
+    /// The ids, as a set.
+    fn set(&self) -> &HashSet<&'d str> {
+        &self.found().0
+    }
+
+    /// The ids in document order (repeated ids repeated).
+    fn in_order(&self) -> &[&'d str] {
+        &self.found().1
     }
 }
 

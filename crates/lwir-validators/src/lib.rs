@@ -102,6 +102,19 @@ pub fn check_draft_memo(
     plan: bool,
     memo: Option<&mut expr::Memo>,
 ) -> Checked {
+    check_draft_beside(draft, definition, plan, memo, None::<fn()>).0
+}
+
+/// [`check_draft_memo`], and `beside` run on another thread from the end of the expression
+/// pass on: until then both cores have passes to run, and from then on only the graph
+/// pass is left (one core) — the hash of the version is worked out there.
+pub(crate) fn check_draft_beside<T: Send>(
+    draft: &SpannedDocument,
+    definition: Option<&SpannedDocument>,
+    plan: bool,
+    memo: Option<&mut expr::Memo>,
+    beside: Option<impl FnOnce() -> T + Send>,
+) -> (Checked, Option<T>) {
     let cx = Context {
         draft_doc: draft,
         draft: Draft::new(draft.root()),
@@ -126,7 +139,8 @@ pub fn check_draft_memo(
         }
         (first, last)
     };
-    let ((mut findings, mut last), mut rest, analysis) = std::thread::scope(|scope| {
+    let beside = beside.map(|f| std::sync::Mutex::new(Some(f)));
+    let ((mut findings, mut last), mut rest, analysis, ran) = std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("lwirc-shape".into())
             // The main thread's stack: the passes recurse as deep as the document nests.
@@ -134,6 +148,14 @@ pub fn check_draft_memo(
             .spawn_scoped(scope, || other(shape_memo));
         let mut rest = Vec::new();
         let analysis = expr::check(&cx, &mut rest, plan, steps_memo);
+        let beside = beside.as_ref().map(|f| {
+            std::thread::Builder::new()
+                .name("lwirc-beside".into())
+                .stack_size(8 * 1024 * 1024)
+                .spawn_scoped(scope, || {
+                    f.lock().ok().and_then(|mut f| f.take()).map(|f| f())
+                })
+        });
         let (first, last) = match handle {
             Ok(handle) => handle
                 .join()
@@ -143,7 +165,19 @@ pub fn check_draft_memo(
             Err(_) => other(None),
         };
         graph::check(&cx, analysis.all_references(), &mut rest);
-        ((first, last), rest, analysis)
+        let beside = beside.and_then(|thread| match thread {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: it runs here.
+            Err(_) => None,
+        });
+        ((first, last), rest, analysis, beside)
+    });
+    // What the thread did not run (there was none) runs here.
+    let beside = ran.or_else(|| {
+        let f = beside?.into_inner().ok()??;
+        Some(f())
     });
     findings.append(&mut rest);
     findings.append(&mut last);
@@ -160,10 +194,11 @@ pub fn check_draft_memo(
         );
     }
     sort_findings(&mut findings);
-    Checked {
+    let checked = Checked {
         findings,
         plan: analysis.plan,
-    }
+    };
+    (checked, beside)
 }
 
 /// The first byte of a value: where a finding about a whole object or array points, so

@@ -255,22 +255,11 @@ fn run_read(
     let mut plan = crate::expr::Plan::default();
     if let Some(doc) = &draft_doc {
         // The version is hashed beside the validation (it is kept only when there is no
-        // error): the two share nothing but the tree they read.
-        let (report, hashed) = std::thread::scope(|scope| {
-            let hashing = hash.then(|| {
-                std::thread::Builder::new()
-                    .name("lwirc-version".into())
-                    .stack_size(8 * 1024 * 1024)
-                    .spawn_scoped(scope, || lwir_spec::canon::version_of(doc.root()))
-            });
-            let report = crate::check_draft_memo(doc, definition_doc, with_plan, memo);
-            let hashed = hashing.map(|h| {
-                h.ok()
-                    .and_then(|h| h.join().ok())
-                    .unwrap_or_else(|| lwir_spec::canon::version_of(doc.root()))
-            });
-            (report, hashed)
-        });
+        // error), on the core the last of its passes leaves free: the two share nothing
+        // but the tree they read.
+        let hashing = hash.then_some(|| lwir_spec::canon::version_of(doc.root()));
+        let (report, hashed) =
+            crate::check_draft_beside(doc, definition_doc, with_plan, memo, hashing);
         plan = report.plan;
         let mut found = report.findings;
         if definition.is_some() {

@@ -122,8 +122,12 @@ impl<'d> Checker<'_, 'd, '_> {
     ) {
         let definition = self.cx.definition.as_ref().map(|(d, _)| d.source());
         let same_context = memo.definition.as_deref() == definition
-            && memo.ids.len() == self.ids_in_order.len()
-            && memo.ids.iter().zip(self.ids_in_order).all(|(a, b)| a == b);
+            && memo.ids.len() == self.ids.in_order().len()
+            && memo
+                .ids
+                .iter()
+                .zip(self.ids.in_order())
+                .all(|(a, b)| a == b);
         let old_source = std::mem::take(&mut memo.source);
         let mut old = std::mem::take(&mut memo.entries).into_iter();
         // Whether the scope before the next step is the one before it in the last revision.
@@ -162,7 +166,12 @@ impl<'d> Checker<'_, 'd, '_> {
         memo.entries = entries;
         memo.source = self.source.to_vec();
         memo.definition = definition.map(<[u8]>::to_vec);
-        memo.ids = self.ids_in_order.iter().map(|&id| id.to_owned()).collect();
+        memo.ids = self
+            .ids
+            .in_order()
+            .iter()
+            .map(|&id| id.to_owned())
+            .collect();
     }
 
     /// Pushes what `entry` recorded, moved to `span`; `false` (and nothing pushed) when an
@@ -170,7 +179,7 @@ impl<'d> Checker<'_, 'd, '_> {
     fn replay(&mut self, entry: &Entry, span: Span, scope: &mut Scope<'d>) -> bool {
         let mut infos = Vec::with_capacity(entry.pushed.len());
         for p in &entry.pushed {
-            let Some(&id) = self.ids.get(p.id.as_str()) else {
+            let Some(&id) = self.ids.set().get(p.id.as_str()) else {
                 return false;
             };
             infos.push(StepInfo {

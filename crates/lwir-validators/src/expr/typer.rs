@@ -716,7 +716,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 ),
                 span: source_span,
             }),
-            None if self.checker.ids.contains(id) => {
+            None if self.checker.ids.set().contains(id) => {
                 self.report(Code::StepNotInScope, span, format!("step `{id}`'s output is not available here"))
                     .help = Some("a step sees the steps before it in its own and enclosing lists; not later steps, nor steps inside a `map` or `loop` body from outside".to_owned());
             }
@@ -732,7 +732,7 @@ impl<'t, 'c, 'd, 'o, 's> Typer<'t, 'c, 'd, 'o, 's> {
                 // A fix only to a step this expression can read.
                 let in_scope = suggest(id, self.scope.steps.iter().map(|s| s.id));
                 let help = match in_scope
-                    .or_else(|| suggest(id, self.checker.ids_in_order.iter().copied()))
+                    .or_else(|| suggest(id, self.checker.ids.in_order().iter().copied()))
                 {
                     Some((c, _)) => format!("did you mean `{c}`?"),
                     None if visible.is_empty() => "no step is visible here".to_owned(),

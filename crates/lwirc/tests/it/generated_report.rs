@@ -151,7 +151,11 @@ fn halves_change_no_generated_report() {
         let run = || report(draft.clone(), definition.clone());
         let whole = with_split(None, run);
         assert!(whole.contains("\"findings\""));
-        assert_eq!(run(), whole, "split where a large draft is");
+        // Where a large draft is split depends on how fast each thread goes: any
+        // boundary gives the same report.
+        for round in 0..6 {
+            assert_eq!(run(), whole, "split where the threads met, round {round}");
+        }
         for k in [1, 2, steps / 3, steps - 1] {
             assert_eq!(with_split(Some(k), run), whole, "split before step {k}");
         }
