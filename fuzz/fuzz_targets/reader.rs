@@ -3,6 +3,8 @@
 //! - Reading never panics; every finding's span lies inside the input, and the pointer of
 //!   every finding with a document resolves to a span inside the input (or is absent).
 //! - Accepted without findings ⇒ `serde_json` parses the same bytes to an equal value.
+//! - Read on two threads (the second from an element of a member of the root object), it
+//!   builds the same tree with the same findings.
 //! - `serde_json` accepts ⇒ the reader builds a document, and its only findings are the
 //!   documented I-JSON differences (duplicate keys, integers beyond ±(2^53 − 1)); with no
 //!   findings the values are equal.
@@ -35,6 +37,21 @@ fuzz_target!(init: lwirc_fuzz::init(), |data: &[u8]| {
             let _ = doc.key_span_of(&f.pointer);
         }
         let _ = document::display_text(data);
+    }
+
+    // Read on two threads, the second starting at the first element after a few places
+    // (see `document::read_document`): the same tree and findings.
+    let one = (
+        outcome.document.as_ref().map(|d| d.root().clone()),
+        &outcome.findings,
+    );
+    let chosen = usize::from(data.first().copied().unwrap_or(0)) * data.len() / 256;
+    for at in [0, data.len() / 3, data.len() / 2, chosen] {
+        let two = document::with_read_split(Some(at), || document::read(data.to_vec()));
+        assert!(
+            two.document.as_ref().map(|d| d.root().clone()) == one.0 && &two.findings == one.1,
+            "reading on two threads from byte {at} differs from reading on one"
+        );
     }
 
     // Differential against serde_json (which also enforces a nesting limit of its own).

@@ -286,9 +286,14 @@ pub fn read(bytes: Vec<u8>) -> ReadOutcome {
 
 /// Reads `bytes` as strict I-JSON, like [`read`], but gives the bytes back when they hold
 /// no document (after a fatal problem), so that a caller can report on them without having
-/// kept a copy.
+/// kept a copy. A document of a mebibyte or more is read on two threads (the second from
+/// an element, a little past the middle, of an array that is a member of the root object:
+/// a draft's `steps`), to the same tree and findings.
 pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<Finding>) {
-    let (root, findings) = read_into(&bytes, &mut Tree::default());
+    let (root, findings) = match split_target(bytes.len()) {
+        Some(target) => read_in_two(&bytes, target),
+        None => read_into(&bytes, &mut Tree::default()),
+    };
     let document = match root {
         Some(root) => Ok(SpannedDocument {
             source: bytes,
@@ -297,6 +302,250 @@ pub fn read_document(bytes: Vec<u8>) -> (Result<SpannedDocument, Vec<u8>>, Vec<F
         None => Err(bytes),
     };
     (document, findings)
+}
+
+/// Below this many bytes a document is read on one thread: a second costs more than it
+/// saves.
+const FEWEST_BYTES_IN_TWO: usize = 1 << 20;
+
+thread_local! {
+    /// Where [`read_document`] splits: `None` by the size; `Some(None)` never;
+    /// `Some(Some(at))` at the first element after byte `at` whatever the size (tests).
+    static SPLIT: std::cell::Cell<Option<Option<usize>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with this thread's [`read_document`]s split at the first element of an array
+/// (a member of the root object) after byte `at`, or with `None` never split — so that
+/// tests can compare each split with the read on one thread, on documents of any size.
+#[doc(hidden)]
+pub fn with_read_split<R>(at: Option<usize>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Option<usize>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPLIT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SPLIT.with(|c| c.replace(Some(at))));
+    f()
+}
+
+/// Where to look for the element a second thread starts reading at, if anywhere.
+fn split_target(len: usize) -> Option<usize> {
+    match SPLIT.with(std::cell::Cell::get) {
+        Some(at) => at,
+        // The second thread first skims to the split (several times faster than reading):
+        // a little past the middle, the two are done at about the same time.
+        None => (FEWEST_BYTES_IN_TWO..=MAX_BYTES)
+            .contains(&len)
+            .then_some(len / 100 * 58),
+    }
+}
+
+/// Where a second thread starts reading: element `index` of the array at `array` (its
+/// `[`), the value of the root object's member `key`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Resume<'a> {
+    key: &'a str,
+    array: usize,
+    element: usize,
+    index: usize,
+}
+
+/// What the second thread read: the array's elements from the resume point on, the
+/// offset after its `]`, and the findings, in reading order.
+struct Tail<V> {
+    items: Vec<V>,
+    end: usize,
+    findings: Vec<Finding>,
+}
+
+/// How the reader of the first part meets the second thread.
+struct Handoff<'a, V> {
+    resume: &'a std::sync::OnceLock<Resume<'a>>,
+    /// Set once the first reader is past the resume point (or done) without taking the
+    /// tail: the second thread stops.
+    passed: &'a std::sync::atomic::AtomicBool,
+    tail: std::sync::mpsc::Receiver<Option<Tail<V>>>,
+}
+
+/// [`read_into`] a tree, on two threads: a second one skims to the first element after
+/// `target` of an array that is a member of the root object (the top-level `steps` of a
+/// draft) and reads from there to the end of that array, while this one reads from the
+/// start. When this reader arrives at that element — at the same offset, in the same
+/// array, member and index, so in the same state — it takes what the other read instead
+/// of reading it again, and goes on after the array. Reading is a function of the offset
+/// and that state, so the tree and the findings are those of reading on one thread. If
+/// the other thread found no such element, or failed (a fatal problem, which this reader
+/// then finds and reports itself), or this reader passed the point first, this one reads
+/// everything.
+fn read_in_two(bytes: &[u8], target: usize) -> (Option<Node>, Vec<Finding>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if bytes.len() > MAX_BYTES {
+        return read_into(bytes, &mut Tree::default());
+    }
+    let text = std::str::from_utf8(bytes).ok();
+    let resume = std::sync::OnceLock::new();
+    let passed = AtomicBool::new(false);
+    let (send, tail) = std::sync::mpsc::sync_channel(1);
+    let mut tree = Tree::default();
+    std::thread::scope(|threads| {
+        let (resume, passed) = (&resume, &passed);
+        let second = std::thread::Builder::new()
+            .name("lwirc-read".into())
+            // The main thread's stack: reading recurses as deep as the document nests.
+            .stack_size(8 * 1024 * 1024)
+            .spawn_scoped(threads, move || {
+                let read = skim(bytes, target, passed)
+                    .filter(|r| resume.set(*r).is_ok())
+                    .and_then(|r| read_tail(bytes, text, r, passed));
+                // This reader may be done already (and the receiver gone).
+                let _ = send.send(read);
+            });
+        let mut reader = Reader {
+            bytes,
+            text,
+            pos: 0,
+            depth: 0,
+            context: Context::default(),
+            build: &mut tree,
+            handoff: second.is_ok().then_some(Handoff {
+                resume,
+                passed,
+                tail,
+            }),
+        };
+        let root = reader.document().ok();
+        passed.store(true, Ordering::Release);
+        (root, reader.context.findings)
+    })
+}
+
+/// The second thread's part of [`read_in_two`]: the elements from `resume` to the end of
+/// the array, or `None` on a fatal problem or once the first reader has passed.
+fn read_tail<'a>(
+    bytes: &'a [u8],
+    text: Option<&'a str>,
+    resume: Resume<'a>,
+    passed: &std::sync::atomic::AtomicBool,
+) -> Option<Tail<Node>> {
+    let mut tree = Tree::default();
+    let mut reader: Reader<'_, Tree> = Reader {
+        bytes,
+        text,
+        pos: resume.element,
+        // In the root object and the array.
+        depth: 2,
+        context: Context::default(),
+        build: &mut tree,
+        handoff: None,
+    };
+    reader.context.path.push_key(Str::from(resume.key));
+    let mut items = Vec::new();
+    let mut index = resume.index;
+    loop {
+        if passed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        reader.skip_whitespace();
+        reader.context.path.push_index(index);
+        items.push(reader.value().ok()?);
+        reader.context.path.pop();
+        index += 1;
+        reader.skip_whitespace();
+        match reader.peek() {
+            Some(b',') => reader.pos += 1,
+            Some(b']') => {
+                reader.pos += 1;
+                break;
+            }
+            _ => return None,
+        }
+    }
+    Some(Tail {
+        items,
+        end: reader.pos,
+        findings: reader.context.findings,
+    })
+}
+
+/// Skims `bytes` — strings, brackets and commas only — for the first element after
+/// `target` of an array that is the value of a member of the root object, whose key has no
+/// escapes. Nothing else is checked: the reader of the first part checks that it arrives
+/// there in the same state.
+fn skim<'a>(
+    bytes: &'a [u8],
+    target: usize,
+    passed: &std::sync::atomic::AtomicBool,
+) -> Option<Resume<'a>> {
+    let mut pos = 0;
+    // The first reader may be done early (a fatal problem at the start of a large
+    // document): whether it is, is asked every mebibyte.
+    let mut ask_at = 0;
+    let mut depth = 0usize;
+    let mut root_object = false;
+    // The last string read in the root object (a key, when an array follows it), and the
+    // array of the root object being skimmed, with its key and its element index.
+    let mut key: Option<&str> = None;
+    let mut array: Option<(usize, &str)> = None;
+    let mut index = 0;
+    while pos < bytes.len() {
+        if pos >= ask_at {
+            if passed.load(std::sync::atomic::Ordering::Acquire) {
+                return None;
+            }
+            ask_at = pos + (1 << 20);
+        }
+        match bytes[pos] {
+            b'"' => {
+                let end = pos + 1 + string_rest(&bytes[pos + 1..]);
+                if depth == 1 {
+                    let raw = bytes.get(pos + 1..end)?;
+                    key = (!raw.contains(&b'\\'))
+                        .then(|| std::str::from_utf8(raw).ok())
+                        .flatten();
+                }
+                pos = end + 1;
+            }
+            b'{' | b'[' => {
+                if depth == 0 {
+                    root_object = bytes[pos] == b'{';
+                } else if depth == 1 && bytes[pos] == b'[' && root_object {
+                    array = key.map(|k| (pos, k));
+                    index = 0;
+                }
+                depth += 1;
+                pos += 1;
+            }
+            b'}' | b']' => {
+                if depth == 2 {
+                    array = None;
+                }
+                depth = depth.checked_sub(1)?;
+                pos += 1;
+            }
+            b',' => {
+                pos += 1;
+                if depth == 2
+                    && let Some((at, key)) = array
+                {
+                    index += 1;
+                    if pos > target {
+                        while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                            pos += 1;
+                        }
+                        return Some(Resume {
+                            key,
+                            array: at,
+                            element: pos,
+                            index,
+                        });
+                    }
+                }
+            }
+            _ => pos += 1,
+        }
+    }
+    None
 }
 
 /// Reads `bytes` as strict I-JSON into what `build` makes of them: the reader's one pass
@@ -312,6 +561,7 @@ pub fn read_into<B: Build>(bytes: &[u8], build: &mut B) -> (Option<B::Value>, Ve
         depth: 0,
         context: Context::default(),
         build,
+        handoff: None,
     };
     if bytes.len() > MAX_BYTES {
         reader.fatal(
@@ -553,7 +803,7 @@ impl Build for Tree {
 /// Reading stopped; the finding is already recorded.
 struct Fatal;
 
-struct Reader<'a, B> {
+struct Reader<'a, B: Build> {
     bytes: &'a [u8],
     /// The bytes as text, when they are UTF-8 throughout (checked once, for the whole
     /// document): a string's runs are then sliced from it, not checked one by one.
@@ -562,6 +812,8 @@ struct Reader<'a, B> {
     depth: usize,
     context: Context,
     build: &'a mut B,
+    /// Where a second thread reads the rest of an array (see [`read_in_two`]).
+    handoff: Option<Handoff<'a, B::Value>>,
 }
 
 impl<B: Build> Reader<'_, B> {
@@ -699,6 +951,12 @@ impl<B: Build> Reader<'_, B> {
         } else {
             loop {
                 self.skip_whitespace();
+                if self.handoff.is_some()
+                    && self.depth == 2
+                    && self.take_tail(start, index, &mut array)
+                {
+                    break;
+                }
                 self.context.path.push_index(index);
                 let item = self.value()?;
                 self.context.path.pop();
@@ -717,6 +975,41 @@ impl<B: Build> Reader<'_, B> {
         }
         self.depth -= 1;
         Ok(self.build.end_array(array, Span::new(start, self.pos)))
+    }
+
+    /// At element `index` of the array that starts at `start`, a member of the root
+    /// object: when the second thread of [`read_in_two`] read the rest of it from here,
+    /// takes its elements and findings and goes on after the array (`true`). Once past the
+    /// point it started at, the second thread is told to stop.
+    fn take_tail(&mut self, start: usize, index: usize, array: &mut B::Array) -> bool {
+        use std::sync::atomic::Ordering;
+        let Some(handoff) = &self.handoff else {
+            return false;
+        };
+        let Some(resume) = handoff.resume.get() else {
+            return false;
+        };
+        if self.pos < resume.element {
+            return false;
+        }
+        let here = self.pos == resume.element
+            && start == resume.array
+            && index == resume.index
+            && self.context.path.only_key() == Some(resume.key);
+        let handoff = self.handoff.take().expect("checked above");
+        if !here {
+            handoff.passed.store(true, Ordering::Release);
+            return false;
+        }
+        let Ok(Some(tail)) = handoff.tail.recv() else {
+            return false;
+        };
+        for item in tail.items {
+            self.build.element(array, item);
+        }
+        self.context.findings.extend(tail.findings);
+        self.pos = tail.end;
+        true
     }
 
     /// Reads a string starting at its opening quote; returns it decoded with its span.
@@ -1249,11 +1542,6 @@ fn escape_lengths(rest: &[u8]) -> (usize, usize) {
     }
 }
 
-/// The length of the longest prefix of `bytes` without a `"`, a `\\` or a control character
-/// (below U+0020): what a JSON string holds as it is, in the reader and in the canonical
-/// writer. Eight bytes at a time (each word tested at once for the three kinds of byte,
-/// by the exact any-byte tests of SWAR arithmetic), then byte by byte from the word that
-/// has one.
 /// How many bytes of a string's text are left in `bytes`, which start inside it: up to its
 /// closing quote (all of them when there is none).
 pub(crate) fn string_rest(bytes: &[u8]) -> usize {
@@ -1268,6 +1556,11 @@ pub(crate) fn string_rest(bytes: &[u8]) -> usize {
     bytes.len()
 }
 
+/// The length of the longest prefix of `bytes` without a `"`, a `\\` or a control character
+/// (below U+0020): what a JSON string holds as it is, in the reader and in the canonical
+/// writer. Eight bytes at a time (each word tested at once for the three kinds of byte,
+/// by the exact any-byte tests of SWAR arithmetic), then byte by byte from the word that
+/// has one.
 pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);

@@ -111,6 +111,14 @@ impl PathStack {
         }
     }
 
+    /// The key, when the walk is in one member of the root object and no deeper.
+    pub(crate) fn only_key(&self) -> Option<&str> {
+        match self.segments.as_slice() {
+            [Segment::Key(k)] => Some(k),
+            _ => None,
+        }
+    }
+
     /// The pointer to where the walk is now.
     pub(crate) fn pointer(&self) -> String {
         let mut out = String::new();

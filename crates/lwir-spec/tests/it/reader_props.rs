@@ -82,3 +82,51 @@ proptest! {
         prop_assert_eq!(doc.root().span.start(), text.len() - text.trim_start().len());
     }
 }
+
+/// A document whose root object holds an array of many elements, as a draft's `steps`:
+/// well-formed elements (objects with repeated keys among them) and, now and then, a
+/// JSON-ish fragment that may break it.
+fn document_with_an_array() -> impl Strategy<Value = String> {
+    let element = prop_oneof![
+        8 => json_value().prop_map(|v| serde_json::to_string_pretty(&v).unwrap()),
+        2 => Just(r#"{"id": "a", "id": "a", "x": [1, {"k": 2, "k": 3}]}"#.to_owned()),
+        1 => Just(r#""a \"quoted\" [string], with {brackets}""#.to_owned()),
+        1 => jsonish(),
+    ];
+    (
+        proptest::collection::vec(element, 1..24),
+        proptest::sample::select(vec!["steps", "a\\u0073", "x", "steps"]),
+        any::<bool>(),
+    )
+        .prop_map(|(elements, key, before)| {
+            let head = if before {
+                r#""lwir": "1", "list": [1, 2], "#
+            } else {
+                ""
+            };
+            format!(
+                "{{{head}\"{key}\": [\n  {}\n], \"output\": {{\"a\": [3, 4]}}}}",
+                elements.join(",\n  ")
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Reading a document on two threads — from wherever the second one starts — gives the
+    /// tree and the findings of reading it on one.
+    #[test]
+    fn reading_on_two_threads_is_reading_on_one(text in document_with_an_array()) {
+        use lwir_spec::document::with_read_split;
+        let bytes = text.into_bytes();
+        let read_at = |at| {
+            let out = with_read_split(at, || read(bytes.clone()));
+            (out.document.map(|d| d.root().clone()), out.findings)
+        };
+        let one = read_at(None);
+        for at in (0..bytes.len()).step_by(7) {
+            prop_assert_eq!(&read_at(Some(at)), &one, "split after byte {}", at);
+        }
+    }
+}

@@ -161,3 +161,31 @@ fn halves_change_no_generated_report() {
         }
     }
 }
+
+/// A draft read on two threads (as one of a mebibyte or more is, and from a few other
+/// places) is reported as when it is read on one: the generated drafts, both shapes, with
+/// mistakes.
+#[test]
+fn reading_on_two_threads_changes_no_generated_report() {
+    use lwir_spec::document::with_read_split;
+    let drafts = [
+        (
+            with_mistakes(generated::draft(4_000)),
+            generated::definition(4_000),
+        ),
+        (
+            real_with_mistakes(generated::real_draft(3_000)),
+            generated::real_definition(3_000),
+        ),
+    ];
+    for (draft, definition) in drafts {
+        assert!(draft.len() > 1 << 20, "large enough to be read on two threads");
+        let run = || report(draft.clone(), definition.clone());
+        let one = with_read_split(None, run);
+        assert!(one.contains("\"findings\""));
+        assert_eq!(run(), one, "read on two threads where a large draft is");
+        for at in [0, 1, draft.len() / 3, draft.len() - 100] {
+            assert_eq!(with_read_split(Some(at), run), one, "second thread from byte {at}");
+        }
+    }
+}
