@@ -613,6 +613,10 @@ pub trait Build {
     fn begin_array(&mut self) -> Self::Array;
     /// An element is read.
     fn element(&mut self, array: &mut Self::Array, value: Self::Value);
+    /// `additional` more elements are about to be added: room for them may be made.
+    fn reserve(&mut self, array: &mut Self::Array, additional: usize) {
+        let _ = (array, additional);
+    }
     /// The array ends at `span`.
     fn end_array(&mut self, array: Self::Array, span: Span) -> Self::Value;
 }
@@ -790,6 +794,10 @@ impl Build for Tree {
 
     fn element(&mut self, _: &mut usize, item: Node) {
         self.items.push(item);
+    }
+
+    fn reserve(&mut self, _: &mut usize, additional: usize) {
+        self.items.reserve_exact(additional);
     }
 
     fn end_array(&mut self, start: usize, span: Span) -> Node {
@@ -1004,6 +1012,7 @@ impl<B: Build> Reader<'_, B> {
         let Ok(Some(tail)) = handoff.tail.recv() else {
             return false;
         };
+        self.build.reserve(array, tail.items.len());
         for item in tail.items {
             self.build.element(array, item);
         }

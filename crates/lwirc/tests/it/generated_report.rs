@@ -179,13 +179,20 @@ fn reading_on_two_threads_changes_no_generated_report() {
         ),
     ];
     for (draft, definition) in drafts {
-        assert!(draft.len() > 1 << 20, "large enough to be read on two threads");
+        assert!(
+            draft.len() > 1 << 20,
+            "large enough to be read on two threads"
+        );
         let run = || report(draft.clone(), definition.clone());
         let one = with_read_split(None, run);
         assert!(one.contains("\"findings\""));
         assert_eq!(run(), one, "read on two threads where a large draft is");
         for at in [0, 1, draft.len() / 3, draft.len() - 100] {
-            assert_eq!(with_read_split(Some(at), run), one, "second thread from byte {at}");
+            assert_eq!(
+                with_read_split(Some(at), run),
+                one,
+                "second thread from byte {at}"
+            );
         }
     }
 }
