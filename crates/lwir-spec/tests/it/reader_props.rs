@@ -130,3 +130,76 @@ proptest! {
         }
     }
 }
+
+/// Problems in the part of a large document that the second thread reads — bytes that are
+/// not UTF-8, a syntax error, nesting past the limit, a repeated key, an unterminated
+/// string — are found where reading on one thread finds them, and the second thread's
+/// findings are not lost.
+#[test]
+fn problems_past_the_split_of_a_large_document_are_found_as_on_one_thread() {
+    use lwir_spec::document::with_read_split;
+    let step = r#"{"id": "s", "kind": "tool.call", "tool": "t", "args": {"text": "a \"quoted\" [x], {y}"}}"#;
+    let steps: Vec<&str> = std::iter::repeat_n(step, 20_000).collect();
+    let clean = format!(
+        "{{\"lwir\": \"1\", \"steps\": [\n{}\n], \"output\": {{}}}}",
+        steps.join(",\n")
+    );
+    assert!(
+        clean.len() > 1 << 20,
+        "large enough to be read on two threads"
+    );
+    let at = clean.len() / 10 * 8;
+    let at = at + clean[at..].find("{\"id\"").unwrap();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let cases: [(&str, Vec<u8>, Code); 5] = [
+        (
+            "not UTF-8",
+            splice(&clean, at, b"\"\xff\xfe\", "),
+            Code::InvalidUtf8,
+        ),
+        (
+            "a syntax error",
+            splice(&clean, at, b"{\"id\" 1}, "),
+            Code::JsonSyntax,
+        ),
+        (
+            "nesting past the limit",
+            splice(&clean, at, format!("{deep}, ").as_bytes()),
+            Code::NestingTooDeep,
+        ),
+        (
+            "a repeated key",
+            splice(&clean, at, br#"{"id": "a", "id": "b"}, "#),
+            Code::DuplicateKey,
+        ),
+        (
+            "an unterminated string",
+            clean.as_bytes()[..at + 10].to_vec(),
+            Code::JsonSyntax,
+        ),
+    ];
+    for (what, bytes, code) in cases {
+        let two = read(bytes.clone());
+        let one = with_read_split(None, || read(bytes.clone()));
+        assert!(
+            two.findings.iter().any(|f| f.code == code),
+            "{what}: {:?}",
+            two.findings
+        );
+        assert!(
+            two.findings.iter().all(|f| f.span.start() >= at),
+            "{what}: found before it"
+        );
+        assert_eq!(two.findings, one.findings, "{what}");
+        assert_eq!(
+            two.document.map(|d| d.root().clone()),
+            one.document.map(|d| d.root().clone()),
+            "{what}"
+        );
+    }
+}
+
+/// `text` with `insert` put in at byte `at`.
+fn splice(text: &str, at: usize, insert: &[u8]) -> Vec<u8> {
+    [&text.as_bytes()[..at], insert, &text.as_bytes()[at..]].concat()
+}
