@@ -20,13 +20,46 @@ struct Vertex<'d> {
     id_span: Span,
     /// The step's pointer.
     step: &'d str,
-    /// Edges: the `after` entries, then the data references of the step's expressions
-    /// (from `data_from` on).
+    /// Its edges: its `after` entries (this range of the graph's list of them), then the
+    /// data references of its expressions (this range of the graph's list of those).
+    after: std::ops::Range<usize>,
+    data: std::ops::Range<usize>,
+}
+
+/// How many vertices either side of the last reference's the next reference's step is looked
+/// for before its pointer is (a `map`'s `result` reads after the steps of its body).
+const NEAR: usize = 16;
+
+/// The vertices and their edges, each vertex's next to each other in one list of each kind
+/// (a large draft has hundreds of thousands of edges: one list per vertex would be as many
+/// allocations, and a data reference is kept as it is rather than copied into an edge).
+struct Graph<'d> {
+    vertices: Vec<Vertex<'d>>,
     after: Vec<Edge<'d>>,
-    data_from: usize,
+    data: Vec<(usize, &'d Reference)>,
+}
+
+impl<'d> Graph<'d> {
+    /// Edge `i` of vertex `v`: its `after` entries first, then its data references.
+    fn edge(&self, v: usize, i: usize) -> Option<Edge<'d>> {
+        let vertex = &self.vertices[v];
+        match i.checked_sub(vertex.after.len()) {
+            None => Some(self.after[vertex.after.start + i]),
+            Some(d) if d < vertex.data.len() => {
+                let (_, r) = self.data[vertex.data.start + d];
+                Some(Edge {
+                    to: r.to.as_str(),
+                    at: Place::Data(&r.pointer),
+                    span: r.span,
+                })
+            }
+            Some(_) => None,
+        }
+    }
 }
 
 /// An edge of the graph: the id it names, where it is written and its bytes.
+#[derive(Clone, Copy)]
 struct Edge<'d> {
     to: &'d str,
     at: Place<'d>,
@@ -60,6 +93,9 @@ pub(crate) fn check<'a>(
     out: &mut Vec<Finding>,
 ) {
     let mut vertices: Vec<Vertex<'a>> = Vec::new();
+    // The `after` entries of the vertices, in their order (each vertex's `edges` is first
+    // its range here).
+    let mut after_edges: Vec<Edge<'a>> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::default();
     let mut count = 0usize;
     let mut first_over: Option<(String, Span)> = None;
@@ -75,7 +111,7 @@ pub(crate) fn check<'a>(
             first_over = Some((step.pointer.clone(), head(step.node.span)));
         }
         bounds(step, limits, out);
-        let after: Vec<Edge<'a>> = step
+        let after = step
             .field("after")
             .and_then(Node::as_array)
             .unwrap_or_default()
@@ -87,8 +123,7 @@ pub(crate) fn check<'a>(
                     at: Place::After(&step.pointer, i),
                     span: n.span,
                 })
-            })
-            .collect();
+            });
         let Some((id_node, id)) = step.field("id").and_then(|n| Some((n, n.as_str()?))) else {
             unplaced.extend(after);
             return;
@@ -114,55 +149,76 @@ pub(crate) fn check<'a>(
             return;
         }
         index.insert(id, vertices.len());
+        let start = after_edges.len();
+        after_edges.extend(after);
         vertices.push(Vertex {
             id,
             id_span: id_node.span,
             step: &step.pointer,
-            data_from: after.len(),
-            after,
+            after: start..after_edges.len(),
+            data: 0..0,
         });
     });
 
-    dangling_after(&vertices, &unplaced, &index, out);
+    dangling_after(&vertices, &after_edges, &unplaced, &index, out);
     // Data references are edges too: a step waits for the steps whose outputs it reads.
-    let by_pointer: HashMap<&str, usize> = vertices
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.step, i))
-        .collect();
     // A step's references are next to each other and share its pointer: it is looked up
-    // once for them. Each step's edges are counted first and its list made that long, so
-    // that no list grows past what it holds (a large draft has hundreds of thousands).
+    // once for them, among the vertices near the last one first (the references come in
+    // nearly the order of the walk), then by pointer.
+    let mut by_pointer: Option<HashMap<&str, usize>> = None;
     let mut last: Option<(&Arc<str>, Option<usize>)> = None;
-    let from: Vec<Option<usize>> = references
-        .clone()
-        .map(|r| match last {
+    let mut near = 0usize;
+    let mut data: Vec<(usize, &Reference)> = Vec::new();
+    for r in references {
+        let from = match last {
             Some((step, from)) if Arc::ptr_eq(step, &r.from_step) => from,
             _ => {
-                let from = by_pointer.get(&*r.from_step).copied();
+                let pointer = &*r.from_step;
+                let around = near.saturating_sub(NEAR)..(near + NEAR).min(vertices.len());
+                let from = around
+                    .clone()
+                    .find(|&v| vertices[v].step == pointer)
+                    .or_else(|| {
+                        by_pointer
+                            .get_or_insert_with(|| {
+                                vertices
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(i, v)| (v.step, i))
+                                    .collect()
+                            })
+                            .get(pointer)
+                            .copied()
+                    });
+                if let Some(v) = from {
+                    near = v;
+                }
                 last = Some((&r.from_step, from));
                 from
             }
-        })
-        .collect();
-    let mut counts = vec![0usize; vertices.len()];
-    for &v in from.iter().flatten() {
-        counts[v] += 1;
-    }
-    for (vertex, count) in vertices.iter_mut().zip(counts) {
-        vertex.after.reserve_exact(count);
-    }
-    for (r, from) in references.zip(from) {
+        };
         if let Some(from) = from {
-            vertices[from].after.push(Edge {
-                to: r.to.as_str(),
-                at: Place::Data(&r.pointer),
-                span: r.span,
-            });
+            data.push((from, r));
         }
     }
     drop(by_pointer);
-    cycles(&vertices, &index, out);
+    // In the order of the vertices, each one's in document order (a stable sort of a list
+    // nearly in order already).
+    data.sort_by_key(|&(v, _)| v);
+    let mut at = 0;
+    for (v, vertex) in vertices.iter_mut().enumerate() {
+        let start = at;
+        while data.get(at).is_some_and(|&(w, _)| w == v) {
+            at += 1;
+        }
+        vertex.data = start..at;
+    }
+    let graph = Graph {
+        vertices,
+        after: after_edges,
+        data,
+    };
+    cycles(&graph, &index, out);
 
     if let Some((_, def)) = &cx.definition {
         workflow_name(cx, def.name(), out);
@@ -260,13 +316,18 @@ fn over_limit(step: &Step<'_>, field: &str, limit: u64, code: Code) -> Option<Fi
 
 fn dangling_after(
     vertices: &[Vertex<'_>],
+    after_edges: &[Edge<'_>],
     unplaced: &[Edge<'_>],
     index: &HashMap<&str, usize>,
     out: &mut Vec<Finding>,
 ) {
     let entries = vertices
         .iter()
-        .flat_map(|v| v.after[..v.data_from].iter().map(move |a| (Some(v.id), a)))
+        .flat_map(|v| {
+            after_edges[v.after.clone()]
+                .iter()
+                .map(move |a| (Some(v.id), a))
+        })
         .chain(unplaced.iter().map(|a| (None, a)));
     for (own_id, edge) in entries {
         let target = edge.to;
@@ -293,7 +354,8 @@ fn dangling_after(
 
 /// Reports each cycle of `after` edges once, with its path, by an iterative depth-first
 /// search (drafts can be deep and large; recursion would not be safe).
-fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<Finding>) {
+fn cycles(graph: &Graph<'_>, index: &HashMap<&str, usize>, out: &mut Vec<Finding>) {
+    let vertices = &graph.vertices;
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -310,7 +372,7 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
         let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
         mark[root] = Mark::Open;
         while let Some(&mut (v, ref mut edge)) = stack.last_mut() {
-            let Some(Edge { to: target, .. }) = vertices[v].after.get(*edge) else {
+            let Some(Edge { to: target, .. }) = graph.edge(v, *edge) else {
                 mark[v] = Mark::Done;
                 stack.pop();
                 continue;
@@ -334,7 +396,7 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
                         for &(u, _) in &path {
                             in_reported_cycle[u] = true;
                         }
-                        out.push(cycle_finding(vertices, &path));
+                        out.extend(cycle_finding(graph, &path));
                     }
                 }
                 _ => {}
@@ -343,11 +405,14 @@ fn cycles(vertices: &[Vertex<'_>], index: &HashMap<&str, usize>, out: &mut Vec<F
     }
 }
 
-fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
+/// The finding of the cycle `path` (each vertex with the index of the edge it follows);
+/// `None` only if an edge of it were not in the graph, which the search never makes.
+fn cycle_finding(graph: &Graph<'_>, path: &[(usize, usize)]) -> Option<Finding> {
+    let vertices = &graph.vertices;
     let mut names: Vec<&str> = path.iter().map(|&(u, _)| vertices[u].id).collect();
     names.push(vertices[path[0].0].id);
     let (last, last_edge) = *path.last().unwrap_or(&path[0]);
-    let edge = &vertices[last].after[last_edge];
+    let edge = graph.edge(last, last_edge)?;
     let mut finding = Finding::new(
         Code::DependencyCycle,
         edge.at.pointer(),
@@ -356,23 +421,26 @@ fn cycle_finding(vertices: &[Vertex<'_>], path: &[(usize, usize)]) -> Finding {
     )
     .with_help("no step of a cycle can ever start; remove one of these dependencies");
     for &(u, e) in &path[..path.len() - 1] {
-        let Edge {
+        let Some(Edge {
             to: target,
             at,
             span,
-        } = &vertices[u].after[e];
-        let how = if e < vertices[u].data_from {
+        }) = graph.edge(u, e)
+        else {
+            continue;
+        };
+        let how = if e < vertices[u].after.len() {
             "runs after"
         } else {
             "reads the output of"
         };
         finding = finding.with_related(
             at.pointer(),
-            *span,
+            span,
             format!("`{}` {how} `{target}`", vertices[u].id),
         );
     }
-    finding
+    Some(finding)
 }
 
 fn workflow_name(cx: &Context<'_>, expected: Option<&str>, out: &mut Vec<Finding>) {
